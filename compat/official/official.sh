@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Official Apache RocketMQ reference servers (nameserver + broker) as plain `java` processes.
+#
+#   official.sh fetch [VERSION]                          # default 4.9.8; "5.3.x" / "5.3" = newest 5.3.x on Maven Central
+#   official.sh start VERSION STOREDIR NSPORT BROKERPORT # prints "ready ns=127.0.0.1:NSPORT broker=127.0.0.1:BROKERPORT"
+#   official.sh stop STOREDIR
+#   official.sh version VERSION                          # print the resolved concrete version
+#
+# Jars go to compat/.cache/official-<version>/lib (gitignored); nothing is written to ~ except ~/.m2.
+# Ports used by the broker: BROKERPORT, BROKERPORT-2 (VIP/"fast" channel) and BROKERPORT+1 (HA).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+COMPAT="$(cd "$HERE/.." && pwd)"
+CACHE="$COMPAT/.cache"
+DEFAULT_VERSION=4.9.8
+START_TIMEOUT=${OFFICIAL_START_TIMEOUT:-90}
+STOP_TIMEOUT=${OFFICIAL_STOP_TIMEOUT:-30}
+
+die() { echo "official.sh: $*" >&2; exit 1; }
+log() { echo "official.sh: $*" >&2; }
+
+# ---------------------------------------------------------------- version resolution
+is_exact() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; }
+
+# "5.3.x" | "5.3" -> newest cached official-5.3.* (if any), else ask Maven (version range).
+resolve_version() {
+  local v="${1:-$DEFAULT_VERSION}"
+  if is_exact "$v"; then echo "$v"; return; fi
+  local prefix="${v%.x}"; prefix="${prefix%.}"
+  [[ "$prefix" =~ ^[0-9]+\.[0-9]+$ ]] || die "bad version '$v' (use e.g. 4.9.8, 5.3.x)"
+  if [ -z "${OFFICIAL_REFRESH:-}" ]; then
+    local best
+    best=$(ls -d "$CACHE"/official-"$prefix".*/lib/.complete 2>/dev/null | sed -E 's#.*/official-([0-9.]+)/lib/.complete#\1#' | sort -V | tail -1 || true)
+    if [ -n "$best" ]; then echo "$best"; return; fi
+  fi
+  local major="${prefix%%.*}" minor="${prefix#*.}"
+  local d="$CACHE/resolve-$prefix"
+  mkdir -p "$d"
+  gen_pom "[$prefix.0,$major.$((minor + 1)).0)" > "$d/pom.xml"
+  mvn -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:list -DincludeArtifactIds=rocketmq-broker \
+      -DoutputFile="$d/deps.txt" -DexcludeTransitive=true >&2 || die "maven could not resolve $v"
+  local r
+  r=$(grep -oE 'org\.apache\.rocketmq:rocketmq-broker:jar:[0-9.]+' "$d/deps.txt" | head -1 | sed 's/.*://')
+  [ -n "$r" ] || die "could not resolve $v"
+  echo "$r"
+}
+
+# Maven Central lacks some server artifacts: rocketmq-broker / rocketmq-namesrv 4.9.8 were never published
+# there (4.9.8 has only common/remoting/store/client/tools/... jars). For 4.9.8 we therefore take the broker and
+# namesrv module jars of 4.9.7 and pin every other org.apache.rocketmq module to 4.9.8 (the broker/namesrv
+# modules differ between 4.9.7 and 4.9.8 only by config-update validation and a removed ACL admin command
+# (rocketmq-filter 4.9.8 is missing too and is unchanged, so it stays 4.9.7);
+# remoting/store/common - incl. MQVersion.CURRENT_VERSION = V4_9_8 - are the 4.9.8 ones).
+server_module_version() {
+  case "$1" in
+    4.9.8) echo 4.9.7 ;;
+    *) echo "$1" ;;
+  esac
+}
+
+gen_pom() { # $1 server-module version (or range), $2 platform version (optional)
+  local dm=""
+  if [ -n "${2:-}" ] && [ "$2" != "$1" ]; then
+    dm="  <dependencyManagement><dependencies>"
+    local a
+    for a in rocketmq-common rocketmq-remoting rocketmq-logging rocketmq-store rocketmq-client rocketmq-srvutil \
+             rocketmq-tools rocketmq-acl; do
+      dm="$dm
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>$a</artifactId><version>$2</version></dependency>"
+    done
+    dm="$dm
+  </dependencies></dependencyManagement>"
+  fi
+  cat <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.compat</groupId>
+  <artifactId>official-rocketmq-classpath</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+$dm
+  <dependencies>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-namesrv</artifactId><version>$1</version></dependency>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-broker</artifactId><version>$1</version></dependency>
+  </dependencies>
+</project>
+EOF
+}
+
+# ---------------------------------------------------------------- fetch
+cmd_fetch() {
+  local v; v=$(resolve_version "${1:-$DEFAULT_VERSION}")
+  local d="$CACHE/official-$v"
+  if [ -f "$d/lib/.complete" ]; then log "official $v already fetched ($d/lib)"; echo "$d/lib"; return; fi
+  mkdir -p "$d"
+  local sv; sv=$(server_module_version "$v")
+  gen_pom "$sv" "$v" > "$d/pom.xml"
+  rm -rf "$d/lib.tmp"
+  log "resolving rocketmq-namesrv/rocketmq-broker $v with maven ..."
+  mvn -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$d/lib.tmp" >&2 || die "maven failed for $v"
+  ls "$d/lib.tmp"/rocketmq-broker-"$sv".jar "$d/lib.tmp"/rocketmq-namesrv-"$sv".jar >/dev/null || die "rocketmq-broker/namesrv-$sv.jar missing"
+  if [ "$sv" != "$v" ]; then
+    ls "$d/lib.tmp"/rocketmq-common-"$v".jar "$d/lib.tmp"/rocketmq-store-"$v".jar >/dev/null || die "rocketmq-common/store-$v.jar missing"
+    log "NOTE: rocketmq-broker/namesrv $v are not on Maven Central; using their $sv module jars with $v common/remoting/store"
+  fi
+  rm -rf "$d/lib"; mv "$d/lib.tmp" "$d/lib"
+  touch "$d/lib/.complete"
+  log "official $v: $(ls "$d/lib" | wc -l) jars in $d/lib"
+  echo "$d/lib"
+}
+
+# ---------------------------------------------------------------- helpers
+java_opts_common() {
+  # JDK 9+ needs these for the mmap/cleaner reflection used by the store (4.9.x especially).
+  echo -server -Xms256m -Xmx256m -Xss512k -XX:MaxDirectMemorySize=256m -XX:+UseG1GC \
+    -XX:-OmitStackTraceInFastThrow -XX:+PerfDisableSharedMem \
+    --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+    --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
+    --add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
+    --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
+    --add-opens=java.base/jdk.internal.misc=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED \
+    --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED \
+    -Dio.netty.tryReflectionSetAccessible=true \
+    -Djava.net.preferIPv4Stack=true -Dfile.encoding=UTF-8
+}
+
+write_logback() { # $1 file, $2 logfile
+  cat > "$1" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration>
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>$2</file>
+    <append>true</append>
+    <encoder><pattern>%d{yyyy-MM-dd HH:mm:ss,SSS} %p %t %logger{0} - %m%n</pattern><charset>UTF-8</charset></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+</configuration>
+EOF
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+# GET_BROKER_CLUSTER_INFO (106) against the nameserver over /dev/tcp; prints the raw response.
+ns_cluster_info() {
+  local port=$1
+  local hdr='{"code":106,"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":409}'
+  local hl=${#hdr} len=$(( 4 + ${#hdr} ))
+  local frame
+  frame=$(printf '\\x%02x\\x%02x\\x%02x\\x%02x\\x%02x\\x%02x\\x%02x\\x%02x' \
+    $(( (len>>24)&255 )) $(( (len>>16)&255 )) $(( (len>>8)&255 )) $(( len&255 )) \
+    0 $(( (hl>>16)&255 )) $(( (hl>>8)&255 )) $(( hl&255 )))
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 1
+    printf "$frame%s" "$hdr" >&3
+    timeout 1 cat <&3 | tr -c "[:print:]" "." || true
+  ) 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------- start
+cmd_start() {
+  [ $# -eq 4 ] || die "usage: start VERSION STOREDIR NSPORT BROKERPORT"
+  local v store nsport bport
+  v=$(resolve_version "$1"); nsport=$3; bport=$4
+  mkdir -p "$2"; store="$(cd "$2" && pwd)"
+  local lib="$CACHE/official-$v/lib"
+  [ -f "$lib/.complete" ] || cmd_fetch "$v" >/dev/null
+  for f in namesrv.pid broker.pid; do
+    if [ -f "$store/$f" ] && alive "$(cat "$store/$f")"; then die "$store/$f: process $(cat "$store/$f") still running (stop first)"; fi
+  done
+  for p in "$nsport" "$bport" $((bport - 2)) $((bport + 1)); do
+    port_free "$p" || die "port $p on 127.0.0.1 already in use"
+  done
+
+  local home="$store/home" logs="$store/logs"
+  mkdir -p "$home/conf" "$logs" "$store/store"
+  write_logback "$home/conf/logback_namesrv.xml" "$logs/namesrv.log"
+  write_logback "$home/conf/logback_broker.xml" "$logs/broker.log"
+  echo "$v" > "$store/official.version"
+
+  cat > "$home/conf/namesrv.properties" <<EOF
+listenPort=$nsport
+bindAddress=127.0.0.1
+rocketmqHome=$home
+kvConfigPath=$store/namesrv/kvConfig.json
+configStorePath=$home/conf/namesrv.properties
+EOF
+  cat > "$home/conf/broker.properties" <<EOF
+brokerClusterName=DefaultCluster
+brokerName=broker-a
+brokerId=0
+brokerRole=ASYNC_MASTER
+flushDiskType=ASYNC_FLUSH
+listenPort=$bport
+bindAddress=127.0.0.1
+brokerIP1=127.0.0.1
+brokerIP2=127.0.0.1
+namesrvAddr=127.0.0.1:$nsport
+rocketmqHome=$home
+storePathRootDir=$store/store
+storePathCommitLog=$store/store/commitlog
+autoCreateTopicEnable=true
+autoCreateSubscriptionGroup=true
+defaultTopicQueueNums=4
+mappedFileSizeCommitLog=67108864
+mappedFileSizeConsumeQueue=600000
+mappedFileSizeTimerLog=16777216
+diskMaxUsedSpaceRatio=95
+deleteWhen=04
+fileReservedTime=48
+EOF
+
+  local cp="$lib/*"
+  local jopts; jopts=$(java_opts_common)
+  local sysprops=(-Duser.home="$home" -Drocketmq.home.dir="$home" -Dlogback.configurationFile="$home/conf/logback_broker.xml")
+
+  # nameserver
+  # shellcheck disable=SC2086
+  ROCKETMQ_HOME="$home" nohup java $jopts -Duser.home="$home" -Drocketmq.home.dir="$home" \
+      -Dlogback.configurationFile="$home/conf/logback_namesrv.xml" \
+      -cp "$cp" org.apache.rocketmq.namesrv.NamesrvStartup -c "$home/conf/namesrv.properties" \
+      > "$logs/namesrv.out" 2>&1 < /dev/null &
+  echo $! > "$store/namesrv.pid"
+  local deadline=$(( SECONDS + START_TIMEOUT ))
+  until grep -q "boot success" "$logs/namesrv.out" 2>/dev/null; do
+    alive "$(cat "$store/namesrv.pid")" || { tail -30 "$logs/namesrv.out" >&2; die "nameserver exited during start"; }
+    [ $SECONDS -lt $deadline ] || { tail -30 "$logs/namesrv.out" >&2; cmd_stop "$store" >/dev/null 2>&1 || true; die "nameserver not up after ${START_TIMEOUT}s"; }
+    sleep 0.3
+  done
+
+  # broker
+  # shellcheck disable=SC2086
+  ROCKETMQ_HOME="$home" nohup java $jopts "${sysprops[@]}" \
+      -cp "$cp" org.apache.rocketmq.broker.BrokerStartup -c "$home/conf/broker.properties" \
+      > "$logs/broker.out" 2>&1 < /dev/null &
+  echo $! > "$store/broker.pid"
+  until grep -q "boot success" "$logs/broker.out" 2>/dev/null \
+        && ns_cluster_info "$nsport" | grep -q "127.0.0.1:$bport"; do
+    alive "$(cat "$store/broker.pid")" || { tail -30 "$logs/broker.out" >&2; cmd_stop "$store" >/dev/null 2>&1 || true; die "broker exited during start"; }
+    [ $SECONDS -lt $deadline ] || { tail -30 "$logs/broker.out" >&2; cmd_stop "$store" >/dev/null 2>&1 || true; die "broker not registered after ${START_TIMEOUT}s"; }
+    sleep 0.3
+  done
+  echo "ready ns=127.0.0.1:$nsport broker=127.0.0.1:$bport"
+}
+
+# ---------------------------------------------------------------- stop
+stop_pid() { # $1 pidfile
+  local f=$1 pid
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if alive "$pid"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$(( SECONDS + STOP_TIMEOUT ))
+    while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    if alive "$pid"; then log "pid $pid did not exit after ${STOP_TIMEOUT}s, sending KILL"; kill -KILL "$pid" 2>/dev/null || true; fi
+    while alive "$pid"; do sleep 0.1; done
+  fi
+  rm -f "$f"
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || die "usage: stop STOREDIR"
+  [ -d "$1" ] || die "no such dir $1"
+  stop_pid "$1/broker.pid"   # broker first: it unregisters from the nameserver on shutdown
+  stop_pid "$1/namesrv.pid"
+  echo "stopped $1"
+}
+
+case "${1:-}" in
+  fetch) shift; cmd_fetch "$@" ;;
+  start) shift; cmd_start "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  version) shift; resolve_version "${1:-$DEFAULT_VERSION}" ;;
+  *) sed -n '2,11p' "$0" >&2; exit 2 ;;
+esac

@@ -1,0 +1,138 @@
+import type { BrokerConfig } from '../common/config.js';
+import type { Logger } from '../common/logger.js';
+import { RemotingClient } from '../remoting/client.js';
+import { RemotingServer } from '../remoting/server.js';
+import { createMessageStore } from '../store/index.js';
+import type { MessageStore } from '../store/types.js';
+import { ConsumerManager } from './client/consumer-manager.js';
+import { ProducerManager } from './client/producer-manager.js';
+import { RebalanceLockManager } from './client/rebalance-lock-manager.js';
+import type { BrokerContext, BrokerStats } from './context.js';
+import { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
+import { NamesrvRegistration } from './namesrv-registration.js';
+import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import { registerAdminBrokerProcessors } from './processors/admin-broker.js';
+import { registerAdminGroupProcessors } from './processors/admin-group.js';
+import { registerAdminTopicProcessors } from './processors/admin-topic.js';
+import { registerClientManageProcessors } from './processors/client-manage.js';
+import { registerConsumerListProcessors } from './processors/consumer-list.js';
+import { registerConsumerOffsetProcessors } from './processors/consumer-offset.js';
+import { registerLockProcessors } from './processors/lock.js';
+import { registerPullMessageProcessor } from './processors/pull-message.js';
+import { registerSendMessageProcessor } from './processors/send-message.js';
+import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
+import { TopicConfigManager } from './topic/topic-config-manager.js';
+
+export interface Broker {
+  start(): Promise<void>;
+  shutdown(): Promise<void>;
+  brokerAddr(): string;
+  readonly port: number;
+  readonly context: BrokerContext;
+}
+
+/** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
+export function createBroker(config: BrokerConfig, logger: Logger): Broker {
+  const log = logger.child({ component: 'broker' });
+  const server = new RemotingServer(log);
+  const client = new RemotingClient(log);
+  let boundPort = config.listenPort;
+  const brokerAddr = () => `${config.brokerIP1}:${boundPort}`;
+
+  const store: MessageStore = createMessageStore(
+    {
+      storePathRootDir: config.storePathRootDir,
+      storePathCommitLog: config.storePathCommitLog || undefined,
+      mappedFileSizeCommitLog: config.mappedFileSizeCommitLog,
+      mappedFileSizeConsumeQueue: config.mappedFileSizeConsumeQueue,
+      flushDiskType: config.flushDiskType as 'ASYNC_FLUSH' | 'SYNC_FLUSH',
+      flushIntervalCommitLog: config.flushIntervalCommitLog,
+      flushCommitLogLeastPages: config.flushCommitLogLeastPages,
+      flushIntervalConsumeQueue: config.flushIntervalConsumeQueue,
+      syncFlushTimeout: config.syncFlushTimeout,
+      maxMessageSize: config.maxMessageSize,
+      maxTransferBytesOnMessageInMemory: config.maxTransferBytesOnMessageInMemory,
+      maxTransferCountOnMessageInMemory: config.maxTransferCountOnMessageInMemory,
+      messageDelayLevel: config.messageDelayLevel,
+    },
+    log.child({ component: 'store' }),
+  );
+
+  let registration: NamesrvRegistration | undefined;
+  const topicConfigManager = new TopicConfigManager(config, log, () => void registration?.registerAll());
+  registration = new NamesrvRegistration(config, client, topicConfigManager, brokerAddr, log);
+  const subscriptionGroupManager = new SubscriptionGroupManager(config, log);
+  const consumerOffsetManager = new ConsumerOffsetManager(config, log);
+  const consumerManager = new ConsumerManager(config, log, subscriptionGroupManager);
+  const producerManager = new ProducerManager(log);
+  const rebalanceLockManager = new RebalanceLockManager(config);
+  const pullRequestHoldService = new PullRequestHoldService(log);
+  const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0 };
+
+  const ctx: BrokerContext = {
+    config,
+    logger: log,
+    store,
+    topicConfigManager,
+    subscriptionGroupManager,
+    consumerOffsetManager,
+    consumerManager,
+    producerManager,
+    rebalanceLockManager,
+    pullRequestHoldService,
+    brokerAddr,
+    registerBrokerAll: () => registration.registerAll(),
+    stats,
+    startTimeMs: Date.now(),
+  };
+
+  registerSendMessageProcessor(server, ctx);
+  registerPullMessageProcessor(server, ctx);
+  registerConsumerOffsetProcessors(server, ctx);
+  registerClientManageProcessors(server, ctx);
+  registerConsumerListProcessors(server, ctx);
+  registerLockProcessors(server, ctx);
+  registerAdminTopicProcessors(server, ctx);
+  registerAdminGroupProcessors(server, ctx);
+  registerAdminBrokerProcessors(server, ctx);
+
+  let offsetTimer: NodeJS.Timeout | undefined;
+  let started = false;
+
+  return {
+    context: ctx,
+    brokerAddr,
+    get port() {
+      return boundPort;
+    },
+    async start() {
+      topicConfigManager.load();
+      subscriptionGroupManager.load();
+      consumerOffsetManager.load();
+      store.onDispatch(pullRequestHoldService.onDispatch);
+      await store.start();
+      topicConfigManager.persist();
+      boundPort = await server.listen(config.listenPort);
+      offsetTimer = setInterval(() => consumerOffsetManager.persist(), config.flushConsumerOffsetInterval);
+      offsetTimer.unref();
+      started = true;
+      await registration.start();
+      log.info({ addr: brokerAddr(), store: config.storePathRootDir }, 'broker started');
+    },
+    async shutdown() {
+      if (!started) return;
+      started = false;
+      if (offsetTimer) clearInterval(offsetTimer);
+      await registration.unregisterAll();
+      pullRequestHoldService.shutdown();
+      consumerManager.shutdown();
+      await server.close();
+      await client.close();
+      consumerOffsetManager.persist(true);
+      subscriptionGroupManager.persist();
+      topicConfigManager.persist();
+      await store.shutdown();
+      log.info('broker stopped');
+    },
+  };
+}

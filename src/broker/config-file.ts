@@ -1,0 +1,40 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseFastjson } from '../common/fastjson.js';
+
+/**
+ * Persisted config tables under `<store>/config/` (Java ConfigManager): written to a temp file, fsynced,
+ * the old file kept as `<file>.bak`, then renamed into place; a missing or unparsable main file falls back to
+ * the .bak. Files are small; synchronous I/O is acceptable off the message hot path.
+ */
+export function loadConfigFile(file: string): unknown | undefined {
+  for (const candidate of [file, `${file}.bak`]) {
+    let text: string;
+    try {
+      text = fs.readFileSync(candidate, 'utf8');
+    } catch {
+      continue;
+    }
+    if (text.trim() === '') continue;
+    try {
+      return parseFastjson(text);
+    } catch {
+      continue;
+    }
+  }
+  return undefined;
+}
+
+export function saveConfigFile(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (fs.existsSync(file)) fs.copyFileSync(file, `${file}.bak`);
+  fs.renameSync(tmp, file);
+}

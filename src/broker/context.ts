@@ -1,0 +1,39 @@
+import type { BrokerConfig } from '../common/config.js';
+import type { Logger } from '../common/logger.js';
+import type { Connection } from '../remoting/connection.js';
+import type { MessageStore } from '../store/types.js';
+import type { ConsumerManager } from './client/consumer-manager.js';
+import type { ProducerManager } from './client/producer-manager.js';
+import type { RebalanceLockManager } from './client/rebalance-lock-manager.js';
+import type { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
+import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import type { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
+import type { TopicConfigManager } from './topic/topic-config-manager.js';
+
+/** Everything a broker processor may reach. Processors never touch sockets or files directly. */
+export interface BrokerContext {
+  config: BrokerConfig;
+  logger: Logger;
+  store: MessageStore;
+  topicConfigManager: TopicConfigManager;
+  subscriptionGroupManager: SubscriptionGroupManager;
+  consumerOffsetManager: ConsumerOffsetManager;
+  consumerManager: ConsumerManager;
+  producerManager: ProducerManager;
+  rebalanceLockManager: RebalanceLockManager;
+  pullRequestHoldService: PullRequestHoldService;
+  /** `brokerIP1:listenPort`, the address clients reach us at (also the STOREHOST of records). */
+  brokerAddr(): string;
+  /** Registers with every nameserver now (after topic changes); resolves when all have answered or failed. */
+  registerBrokerAll(): Promise<void>;
+  /** Counters for GET_BROKER_RUNTIME_INFO. */
+  stats: BrokerStats;
+  startTimeMs: number;
+}
+
+export interface BrokerStats {
+  msgPutTotal: number;
+  msgGetTotal: number;
+}
+
+export type { Connection };

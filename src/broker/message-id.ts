@@ -1,0 +1,63 @@
+import type { HostAddress } from '../store/types.js';
+
+/** Offset msgId (Java MessageDecoder.createMessageId): store ip + port + physical offset, uppercase hex. */
+export function createOffsetMessageId(storeHost: HostAddress, commitLogOffset: number): string {
+  const buf = Buffer.allocUnsafe(storeHost.ip.length + 12);
+  storeHost.ip.copy(buf, 0);
+  buf.writeInt32BE(storeHost.port, storeHost.ip.length);
+  buf.writeBigInt64BE(BigInt(commitLogOffset), storeHost.ip.length + 4);
+  return buf.toString('hex').toUpperCase();
+}
+
+/** Decodes an offset msgId into its address and physical offset; undefined when it is not one. */
+export function decodeOffsetMessageId(msgId: string): { addr: string; commitLogOffset: number } | undefined {
+  if (!/^[0-9A-Fa-f]+$/.test(msgId) || (msgId.length !== 32 && msgId.length !== 56)) return undefined;
+  const buf = Buffer.from(msgId, 'hex');
+  const ipLen = buf.length - 12;
+  const ip = buf.subarray(0, ipLen);
+  const port = buf.readInt32BE(ipLen);
+  const offset = Number(buf.readBigInt64BE(ipLen + 4));
+  const host = ipLen === 4 ? [...ip].join('.') : (ip.toString('hex').match(/.{4}/g) ?? []).join(':');
+  return { addr: `${host}:${port}`, commitLogOffset: offset };
+}
+
+/** Parses "ip:port" (IPv4 or IPv6, with or without brackets) into the record's host layout. */
+export function parseHostAddress(addr: string): HostAddress {
+  const idx = addr.lastIndexOf(':');
+  let host = idx >= 0 ? addr.slice(0, idx) : addr;
+  const port = idx >= 0 ? Number(addr.slice(idx + 1)) || 0 : 0;
+  host = host.replace(/^\[|\]$/g, '').replace(/^::ffff:/, '');
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
+  if (v4) return { ip: Buffer.from([+v4[1], +v4[2], +v4[3], +v4[4]]), port };
+  return { ip: ipv6ToBuffer(host), port };
+}
+
+function ipv6ToBuffer(host: string): Buffer {
+  const out = Buffer.alloc(16);
+  const [head, tail] = host.includes('::') ? host.split('::') : [host, ''];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = [...h, ...new Array(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  for (let i = 0; i < 8; i++) out.writeUInt16BE(parseInt(groups[i] ?? '0', 16) || 0, i * 2);
+  return out;
+}
+
+let uniqCounter = 0;
+const uniqPrefix = (() => {
+  const b = Buffer.alloc(10);
+  b.writeUInt32BE(0x7f000001, 0);
+  b.writeInt16BE(process.pid & 0x7fff, 4);
+  b.writeInt32BE((Math.random() * 0x7fffffff) | 0, 6);
+  return b.toString('hex').toUpperCase();
+})();
+
+/** A UNIQ_KEY for messages whose producer set none (ali-ons), in Java MessageClientIDSetter's shape. */
+export function createUniqueKey(nowMs = Date.now()): string {
+  const d = new Date(nowMs);
+  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const b = Buffer.alloc(6);
+  b.writeInt32BE((nowMs - monthStart) | 0, 0);
+  uniqCounter = (uniqCounter + 1) & 0xffff;
+  b.writeUInt16BE(uniqCounter, 4);
+  return uniqPrefix + b.toString('hex').toUpperCase();
+}

@@ -1,0 +1,109 @@
+import zlib from 'node:zlib';
+import type { BrokerConfig } from '../common/config.js';
+import type { Logger } from '../common/logger.js';
+import { RequestCode } from '../common/request-code.js';
+import { ResponseCode } from '../common/response-code.js';
+import { createRequest } from '../remoting/command.js';
+import type { RemotingClient } from '../remoting/client.js';
+import type { TopicConfigManager } from './topic/topic-config-manager.js';
+
+export function parseNamesrvAddrs(value: string): string[] {
+  return value
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/**
+ * Broker → nameserver registration (Java BrokerOuterAPI.registerBrokerAll): every nameserver, in parallel,
+ * at start, every registerNameServerPeriod and after topic changes; UNREGISTER_BROKER on shutdown.
+ */
+export class NamesrvRegistration {
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly client: RemotingClient,
+    private readonly topics: TopicConfigManager,
+    private readonly brokerAddr: () => string,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): Promise<void> {
+    this.timer = setInterval(() => void this.registerAll(), this.config.registerNameServerPeriod);
+    this.timer.unref();
+    return this.registerAll();
+  }
+
+  /** Coalesces bursts: one registration runs at a time, and one more follows if asked for meanwhile. */
+  registerAll(): Promise<void> {
+    if (this.inFlight) {
+      this.again = true;
+      return this.inFlight;
+    }
+    this.inFlight = this.doRegister().finally(() => {
+      this.inFlight = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.registerAll();
+      }
+    });
+    return this.inFlight;
+  }
+
+  private async doRegister(): Promise<void> {
+    const addrs = parseNamesrvAddrs(this.config.namesrvAddr);
+    if (addrs.length === 0) return;
+    const body = Buffer.from(
+      JSON.stringify({ filterServerList: [], topicConfigSerializeWrapper: this.topics.wrapper() }),
+      'utf8',
+    );
+    const crc = zlib.crc32(body) | 0;
+    await Promise.all(
+      addrs.map(async (addr) => {
+        const req = createRequest(
+          RequestCode.REGISTER_BROKER,
+          {
+            brokerAddr: this.brokerAddr(),
+            brokerId: String(this.config.brokerId),
+            brokerName: this.config.brokerName,
+            clusterName: this.config.brokerClusterName,
+            haServerAddr: `${this.config.brokerIP2 || this.config.brokerIP1}:${this.config.listenPort + 1}`,
+            compressed: 'false',
+            bodyCrc32: String(crc),
+          },
+          body,
+        );
+        try {
+          const res = await this.client.request(addr, req, this.config.registerBrokerTimeoutMills);
+          if (res.code !== ResponseCode.SUCCESS) this.logger.warn({ addr, code: res.code, remark: res.remark }, 'register broker refused');
+        } catch (err) {
+          this.logger.warn({ addr, err: (err as Error).message }, 'register broker failed');
+        }
+      }),
+    );
+  }
+
+  async unregisterAll(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.inFlight?.catch(() => undefined);
+    await Promise.all(
+      parseNamesrvAddrs(this.config.namesrvAddr).map(async (addr) => {
+        const req = createRequest(RequestCode.UNREGISTER_BROKER, {
+          brokerAddr: this.brokerAddr(),
+          brokerId: String(this.config.brokerId),
+          brokerName: this.config.brokerName,
+          clusterName: this.config.brokerClusterName,
+        });
+        try {
+          await this.client.request(addr, req, 3000);
+        } catch (err) {
+          this.logger.warn({ addr, err: (err as Error).message }, 'unregister broker failed');
+        }
+      }),
+    );
+  }
+}

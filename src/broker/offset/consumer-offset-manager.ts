@@ -1,0 +1,107 @@
+import path from 'node:path';
+import type { BrokerConfig } from '../../common/config.js';
+import type { Logger } from '../../common/logger.js';
+import { loadConfigFile, saveConfigFile } from '../config-file.js';
+
+const TOPIC_GROUP_SEPARATOR = '@';
+
+/**
+ * Committed consumer offsets, `<topic>@<group>` → queueId → next offset to consume, persisted as
+ * `<store>/config/consumerOffset.json` every flushConsumerOffsetInterval (Java ConsumerOffsetManager).
+ */
+export class ConsumerOffsetManager {
+  readonly table = new Map<string, Map<number, number>>();
+  private readonly file: string;
+  private dirty = false;
+
+  constructor(
+    config: BrokerConfig,
+    private readonly logger: Logger,
+  ) {
+    this.file = path.join(config.storePathRootDir, 'config', 'consumerOffset.json');
+  }
+
+  load(): void {
+    const data = loadConfigFile(this.file) as { offsetTable?: Record<string, Record<string, unknown>> } | undefined;
+    for (const [key, queues] of Object.entries(data?.offsetTable ?? {})) {
+      const m = new Map<number, number>();
+      for (const [qid, off] of Object.entries(queues ?? {})) m.set(Number(qid), Number(off));
+      this.table.set(key, m);
+    }
+  }
+
+  commitOffset(group: string, topic: string, queueId: number, offset: number): void {
+    const key = topic + TOPIC_GROUP_SEPARATOR + group;
+    let m = this.table.get(key);
+    if (!m) {
+      m = new Map();
+      this.table.set(key, m);
+    }
+    m.set(queueId, offset);
+    this.dirty = true;
+  }
+
+  /** The committed offset, or -1 when none. */
+  queryOffset(group: string, topic: string, queueId: number): number {
+    return this.table.get(topic + TOPIC_GROUP_SEPARATOR + group)?.get(queueId) ?? -1;
+  }
+
+  queryOffsets(group: string, topic: string): Map<number, number> | undefined {
+    return this.table.get(topic + TOPIC_GROUP_SEPARATOR + group);
+  }
+
+  /** Groups with offsets for a topic. */
+  whichGroupByTopic(topic: string): string[] {
+    const out: string[] = [];
+    for (const key of this.table.keys()) {
+      const i = key.indexOf(TOPIC_GROUP_SEPARATOR);
+      if (key.slice(0, i) === topic) out.push(key.slice(i + 1));
+    }
+    return out;
+  }
+
+  /** Topics a group has offsets for. */
+  whichTopicByGroup(group: string): string[] {
+    const out: string[] = [];
+    for (const key of this.table.keys()) {
+      const i = key.indexOf(TOPIC_GROUP_SEPARATOR);
+      if (key.slice(i + 1) === group) out.push(key.slice(0, i));
+    }
+    return out;
+  }
+
+  removeGroup(group: string): void {
+    for (const key of [...this.table.keys()]) {
+      if (key.slice(key.indexOf(TOPIC_GROUP_SEPARATOR) + 1) === group) this.table.delete(key);
+    }
+    this.dirty = true;
+  }
+
+  removeTopic(topic: string): void {
+    for (const key of [...this.table.keys()]) {
+      if (key.slice(0, key.indexOf(TOPIC_GROUP_SEPARATOR)) === topic) this.table.delete(key);
+    }
+    this.dirty = true;
+  }
+
+  /** Java's layout: int-keyed maps are written with bare numeric keys (fastjson). */
+  encode(): string {
+    const lines: string[] = [];
+    for (const [key, queues] of this.table) {
+      const inner = [...queues].map(([q, o]) => `${q}:${o}`).join(',');
+      lines.push(`\t\t${JSON.stringify(key)}:{${inner}}`);
+    }
+    return `{\n\t"offsetTable":{\n${lines.join(',\n')}\n\t}\n}`;
+  }
+
+  persist(force = false): void {
+    if (!this.dirty && !force) return;
+    this.dirty = false;
+    try {
+      saveConfigFile(this.file, this.encode());
+    } catch (err) {
+      this.dirty = true;
+      this.logger.error({ err, file: this.file }, 'failed to persist consumer offsets');
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import path from 'node:path';
+import type { BrokerConfig } from '../../common/config.js';
+import type { Logger } from '../../common/logger.js';
+import { loadConfigFile, saveConfigFile } from '../config-file.js';
+import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
+import { Perm, SystemTopic, type TopicConfig, isInherited, newTopicConfig } from './topic-config.js';
+
+/** Topic table persisted as `<store>/config/topics.json` (Java: broker/topic/TopicConfigManager.java). */
+export class TopicConfigManager {
+  readonly table = new Map<string, TopicConfig>();
+  dataVersion: DataVersion = newDataVersion();
+  private readonly file: string;
+  private readonly systemTopics = new Set<string>();
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly logger: Logger,
+    /** Called after a change that the nameservers must learn about. */
+    private readonly onChange: () => void = () => undefined,
+  ) {
+    this.file = path.join(config.storePathRootDir, 'config', 'topics.json');
+  }
+
+  load(): void {
+    this.addSystemTopics();
+    const data = loadConfigFile(this.file) as
+      | { topicConfigTable?: Record<string, Partial<TopicConfig>>; dataVersion?: Partial<DataVersion> }
+      | undefined;
+    if (!data) return;
+    for (const [name, tc] of Object.entries(data.topicConfigTable ?? {})) {
+      if (!tc || typeof tc !== 'object') continue;
+      const base = newTopicConfig(name, Number(tc.readQueueNums ?? 16));
+      this.table.set(name, {
+        ...base,
+        writeQueueNums: Number(tc.writeQueueNums ?? base.readQueueNums),
+        perm: Number(tc.perm ?? base.perm),
+        topicFilterType: String(tc.topicFilterType ?? 'SINGLE_TAG'),
+        topicSysFlag: Number(tc.topicSysFlag ?? 0),
+        order: Boolean(tc.order ?? false),
+        attributes: (tc.attributes as Record<string, string>) ?? {},
+      });
+    }
+    if (data.dataVersion) {
+      this.dataVersion = {
+        stateVersion: Number(data.dataVersion.stateVersion ?? 0),
+        timestamp: Number(data.dataVersion.timestamp ?? Date.now()),
+        counter: Number(data.dataVersion.counter ?? 0),
+      };
+    }
+  }
+
+  private addSystemTopics(): void {
+    const c = this.config;
+    const add = (name: string, queues: number, perm: number = Perm.READ | Perm.WRITE) => {
+      this.table.set(name, newTopicConfig(name, queues, perm));
+      this.systemTopics.add(name);
+    };
+    add(SystemTopic.SELF_TEST, 1);
+    if (c.autoCreateTopicEnable) add(SystemTopic.AUTO_CREATE_TOPIC_KEY, c.defaultTopicQueueNums, Perm.INHERIT | Perm.READ | Perm.WRITE);
+    add(SystemTopic.BENCHMARK, 1024);
+    add(c.brokerClusterName, 16, c.clusterTopicEnable ? Perm.INHERIT | Perm.READ | Perm.WRITE : Perm.INHERIT);
+    add(c.brokerName, 1, c.brokerTopicEnable ? Perm.INHERIT | Perm.READ | Perm.WRITE : Perm.INHERIT);
+    add(SystemTopic.OFFSET_MOVED_EVENT, 1);
+    add(SystemTopic.SCHEDULE_TOPIC, 18);
+    add(`${c.brokerClusterName}_REPLY_TOPIC`, 1);
+  }
+
+  isSystemTopic(topic: string): boolean {
+    return this.systemTopics.has(topic);
+  }
+
+  get(topic: string): TopicConfig | undefined {
+    return this.table.get(topic);
+  }
+
+  /** Creates or replaces a topic (UPDATE_AND_CREATE_TOPIC), persists and notifies. */
+  upsert(tc: TopicConfig): void {
+    this.table.set(tc.topicName, tc);
+    this.changed();
+  }
+
+  delete(topic: string): boolean {
+    const existed = this.table.delete(topic);
+    if (existed) this.changed();
+    return existed;
+  }
+
+  /**
+   * Topic auto-creation on send (Java createTopicInSendMessageMethod): needs the default topic with the INHERIT
+   * bit; queues = min(client's request, default topic's write queues); perm = default perm without INHERIT.
+   */
+  createTopicInSendMessageMethod(topic: string, defaultTopic: string, clientQueueNums: number, topicSysFlag: number): TopicConfig | undefined {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    const def = this.table.get(defaultTopic);
+    if (!def) {
+      this.logger.warn({ topic, defaultTopic }, 'create topic: default topic does not exist');
+      return undefined;
+    }
+    if (defaultTopic === SystemTopic.AUTO_CREATE_TOPIC_KEY && !this.config.autoCreateTopicEnable) return undefined;
+    if (!isInherited(def.perm)) {
+      this.logger.warn({ topic, defaultTopic, perm: def.perm }, 'create topic: default topic has no INHERIT permission');
+      return undefined;
+    }
+    const queues = Math.max(1, Math.min(clientQueueNums > 0 ? clientQueueNums : def.writeQueueNums, def.writeQueueNums));
+    const tc = newTopicConfig(topic, queues, def.perm & ~Perm.INHERIT);
+    tc.topicSysFlag = topicSysFlag;
+    tc.topicFilterType = def.topicFilterType;
+    this.logger.info({ topic, queues }, 'auto-created topic');
+    this.upsert(tc);
+    return tc;
+  }
+
+  /** Retry/DLQ topics are created on demand with a fixed queue count (Java createTopicInSendMessageBackMethod). */
+  createTopicIfAbsent(topic: string, queues: number, perm: number, topicSysFlag = 0): TopicConfig {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    const tc = newTopicConfig(topic, queues, perm);
+    tc.topicSysFlag = topicSysFlag;
+    this.upsert(tc);
+    return tc;
+  }
+
+  private changed(): void {
+    bumpDataVersion(this.dataVersion);
+    this.persist();
+    this.onChange();
+  }
+
+  /** The JSON Java writes for topics.json and GET_ALL_TOPIC_CONFIG / register bodies. */
+  wrapper(): { topicConfigTable: Record<string, TopicConfig>; dataVersion: DataVersion } {
+    return { topicConfigTable: Object.fromEntries(this.table), dataVersion: this.dataVersion };
+  }
+
+  persist(): void {
+    try {
+      saveConfigFile(this.file, JSON.stringify(this.wrapper(), null, '\t'));
+    } catch (err) {
+      this.logger.error({ err, file: this.file }, 'failed to persist topics');
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import type { Logger } from '../common/logger.js';
+import {
+  BROKER_SCHEMA,
+  type BrokerConfig,
+  ConfigError,
+  NAMESRV_SCHEMA,
+  type NamesrvConfig,
+  applySettings,
+  defaults,
+  expandHome,
+  readPropertiesFile,
+} from '../common/config.js';
+import { createBroker } from '../broker/broker-controller.js';
+import { createNamesrv } from '../namesrv/index.js';
+
+export type RunMode = 'start' | 'namesrv' | 'broker';
+
+export interface RunOptions {
+  configFile?: string;
+  namesrvAddr?: string;
+  /** Remaining arguments: `--key=value` settings. */
+  extraArgs: string[];
+}
+
+export interface Running {
+  readyLine: string;
+  shutdown(): Promise<void>;
+}
+
+/** Turns `--key=value` / `--key value` arguments into settings; anything else is an error naming it. */
+export function parseKeyValueArgs(args: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const m = /^--([A-Za-z][\w.]*)(?:=(.*))?$/.exec(a);
+    if (!m) throw new ConfigError(`unexpected argument "${a}" (config keys are given as --key=value)`);
+    if (m[2] !== undefined) out[m[1]] = m[2];
+    else if (i + 1 < args.length && !args[i + 1].startsWith('--')) out[m[1]] = args[++i];
+    else out[m[1]] = 'true';
+  }
+  return out;
+}
+
+/** Builds the configs from (lowest first) defaults, the -c file, -n, then --key=value flags. */
+export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): { broker: BrokerConfig; namesrv: NamesrvConfig } {
+  const fileSettings = opts.configFile ? readPropertiesFile(opts.configFile) : {};
+  const flagSettings = parseKeyValueArgs(opts.extraArgs);
+  const namesrvPortFlag = flagSettings.namesrvPort;
+  delete flagSettings.namesrvPort;
+  if (namesrvPortFlag !== undefined && mode !== 'start') throw new ConfigError('namesrvPort: only `rmq start` takes --namesrvPort');
+  const settings = { ...fileSettings, ...flagSettings };
+  if (opts.namesrvAddr !== undefined) settings.namesrvAddr = opts.namesrvAddr;
+
+  const broker = defaults(BROKER_SCHEMA);
+  const namesrv = defaults(NAMESRV_SCHEMA);
+  if (mode === 'namesrv') {
+    const unknown = applySettings(NAMESRV_SCHEMA, namesrv, settings);
+    if (unknown.length) logger.warn({ keys: unknown }, 'ignoring unknown namesrv config keys');
+  } else {
+    const unknown = applySettings(BROKER_SCHEMA, broker, settings);
+    if (unknown.length) logger.warn({ keys: unknown }, 'ignoring unknown broker config keys');
+    if (mode === 'start') {
+      if (namesrvPortFlag !== undefined) applySettings(NAMESRV_SCHEMA, namesrv, { listenPort: namesrvPortFlag });
+      if (!broker.namesrvAddr) broker.namesrvAddr = `127.0.0.1:${namesrv.listenPort}`;
+    }
+    broker.storePathRootDir = expandHome(broker.storePathRootDir);
+    if (broker.storePathCommitLog) broker.storePathCommitLog = expandHome(broker.storePathCommitLog);
+    if (mode === 'broker' && !broker.namesrvAddr) {
+      broker.namesrvAddr = process.env.NAMESRV_ADDR ?? '';
+      if (!broker.namesrvAddr) throw new ConfigError('namesrvAddr: no nameserver address (use -n ADDR, --namesrvAddr=ADDR or NAMESRV_ADDR)');
+    }
+  }
+  namesrv.kvConfigPath = expandHome(namesrv.kvConfigPath);
+  return { broker, namesrv };
+}
+
+export async function runCommand(mode: RunMode, opts: RunOptions, logger: Logger): Promise<Running> {
+  const { broker: brokerConfig, namesrv: namesrvConfig } = buildConfigs(mode, opts, logger);
+  const parts: string[] = [];
+  const stops: Array<() => Promise<void>> = [];
+  if (mode === 'start' || mode === 'namesrv') {
+    const namesrv = createNamesrv(namesrvConfig, logger);
+    const port = await namesrv.start();
+    if (mode === 'start' && namesrvConfig.listenPort === 0) brokerConfig.namesrvAddr = `127.0.0.1:${port}`;
+    parts.push(`namesrv 127.0.0.1:${port}`);
+    stops.push(() => namesrv.shutdown());
+  }
+  if (mode === 'start' || mode === 'broker') {
+    const broker = createBroker(brokerConfig, logger);
+    try {
+      await broker.start();
+    } catch (err) {
+      for (const stop of stops.reverse()) await stop();
+      throw err;
+    }
+    parts.push(`broker ${broker.brokerAddr()} (${brokerConfig.brokerName}, cluster ${brokerConfig.brokerClusterName}, namesrv ${brokerConfig.namesrvAddr})`);
+    parts.push(`store ${brokerConfig.storePathRootDir}`);
+    stops.unshift(() => broker.shutdown());
+  }
+  return {
+    readyLine: `rocketmq-ts ready: ${parts.join(', ')}`,
+    shutdown: async () => {
+      for (const stop of stops) await stop();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Message property string: `name\x01value\x02` repeated (Java: MessageDecoder.messageProperties2String /
+// string2messageProperties). Java drops segments with an empty name or value when parsing.
+
+export const NAME_VALUE_SEPARATOR = '\u0001';
+export const PROPERTY_SEPARATOR = '\u0002';
+
+/** Well-known property keys (Java: common/message/MessageConst.java). */
+export const MessageConst = {
+  KEYS: 'KEYS',
+  TAGS: 'TAGS',
+  WAIT_STORE_MSG_OK: 'WAIT',
+  DELAY_TIME_LEVEL: 'DELAY',
+  UNIQ_CLIENT_MESSAGE_ID_KEYIDX: 'UNIQ_KEY',
+  CLUSTER: 'CLUSTER',
+  MSG_REGION: 'MSG_REGION',
+  TRACE_SWITCH: 'TRACE_ON',
+  RETRY_TOPIC: 'RETRY_TOPIC',
+  REAL_TOPIC: 'REAL_TOPIC',
+  REAL_QUEUE_ID: 'REAL_QID',
+  TRANSACTION_PREPARED: 'TRAN_MSG',
+  PRODUCER_GROUP: 'PGROUP',
+  ORIGIN_MESSAGE_ID: 'ORIGIN_MESSAGE_ID',
+  RECONSUME_TIME: 'RECONSUME_TIME',
+  MAX_RECONSUME_TIMES: 'MAX_RECONSUME_TIMES',
+  MIN_OFFSET: 'MIN_OFFSET',
+  MAX_OFFSET: 'MAX_OFFSET',
+  TRANSACTION_ID: '__transactionId__',
+} as const;
+
+export function parseProperties(s: string | undefined): Map<string, string> {
+  const map = new Map<string, string>();
+  if (!s) return map;
+  let pos = 0;
+  while (pos < s.length) {
+    let end = s.indexOf(PROPERTY_SEPARATOR, pos);
+    if (end < 0) end = s.length;
+    const sep = s.indexOf(NAME_VALUE_SEPARATOR, pos);
+    if (sep > pos && sep < end - 1) map.set(s.slice(pos, sep), s.slice(sep + 1, end));
+    pos = end + 1;
+  }
+  return map;
+}
+
+export function encodeProperties(props: Map<string, string> | Record<string, string>): string {
+  let out = '';
+  const entries = props instanceof Map ? props.entries() : Object.entries(props);
+  for (const [k, v] of entries) {
+    if (v === undefined || v === null) continue;
+    out += k + NAME_VALUE_SEPARATOR + v + PROPERTY_SEPARATOR;
+  }
+  return out;
+}
+
+/** Reads one property without building a map (hot path: TAGS, KEYS, UNIQ_KEY). */
+export function getProperty(s: string | undefined, name: string): string | undefined {
+  if (!s) return undefined;
+  const needle = name + NAME_VALUE_SEPARATOR;
+  let pos = 0;
+  while (pos < s.length) {
+    if (s.startsWith(needle, pos)) {
+      const start = pos + needle.length;
+      let end = s.indexOf(PROPERTY_SEPARATOR, start);
+      if (end < 0) end = s.length;
+      return end > start ? s.slice(start, end) : undefined;
+    }
+    const next = s.indexOf(PROPERTY_SEPARATOR, pos);
+    if (next < 0) break;
+    pos = next + 1;
+  }
+  return undefined;
+}

@@ -1,0 +1,32 @@
+// Read-only views: GET_BROKER_CLUSTER_INFO 106, GET_ALL_TOPIC_LIST_FROM_NAMESERVER 206, GET_TOPICS_BY_CLUSTER 224,
+// GET_SYSTEM_TOPIC_LIST_FROM_NS 304. Java: namesrv/processor/DefaultRequestProcessor.java.
+import { RequestCode } from '../../common/request-code.js';
+import { ResponseCode } from '../../common/response-code.js';
+import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
+import type { NamesrvContext, ProcessorTable } from '../context.js';
+import { encodeClusterInfo, encodeTopicList } from '../route-types.js';
+
+export function clusterTopicProcessors(ns: NamesrvContext): ProcessorTable {
+  const getBrokerClusterInfo = (): RemotingCommand =>
+    createResponse(ResponseCode.SUCCESS, undefined, {}, encodeClusterInfo(ns.routes.brokerAddrTable, ns.routes.clusterAddrTable));
+
+  const getAllTopicList = (): RemotingCommand =>
+    createResponse(ResponseCode.SUCCESS, undefined, {}, encodeTopicList(ns.routes.getAllTopicList()));
+
+  const getTopicsByCluster = (req: RemotingCommand): RemotingCommand => {
+    const cluster = new HeaderReader(req.extFields).str('cluster');
+    return createResponse(ResponseCode.SUCCESS, undefined, {}, encodeTopicList(ns.routes.getTopicsByCluster(cluster)));
+  };
+
+  const getSystemTopicList = (): RemotingCommand => {
+    const { topics, brokerAddr } = ns.routes.getSystemTopicList();
+    return createResponse(ResponseCode.SUCCESS, undefined, {}, encodeTopicList(topics, brokerAddr));
+  };
+
+  return [
+    [RequestCode.GET_BROKER_CLUSTER_INFO, getBrokerClusterInfo],
+    [RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, getAllTopicList],
+    [RequestCode.GET_TOPICS_BY_CLUSTER, getTopicsByCluster],
+    [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, getSystemTopicList],
+  ];
+}

@@ -1,0 +1,115 @@
+import net from 'node:net';
+import type { Logger } from 'pino';
+import { ResponseCode } from '../common/response-code.js';
+import { HeaderError, type RemotingCommand, createResponse, isOneway } from './command.js';
+import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from './connection.js';
+
+/** What a processor sees of the request's origin. It never touches the socket directly. */
+export interface RequestContext {
+  connection: Connection;
+}
+
+/**
+ * Handles one request family. Returns the response (opaque and flag are filled in by the server), or null
+ * for no response (oneway requests). A long poll simply returns a promise that settles later.
+ */
+export type Processor = (req: RemotingCommand, ctx: RequestContext) => RemotingCommand | null | Promise<RemotingCommand | null>;
+
+export class RemotingServer {
+  private readonly processors = new Map<number, Processor>();
+  private readonly connections = new Set<Connection>();
+  private readonly connectionListeners: Array<(c: Connection) => void> = [];
+  private server: net.Server | undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  ) {}
+
+  register(code: number, processor: Processor): void {
+    this.processors.set(code, processor);
+  }
+
+  registerAll(codes: readonly number[], processor: Processor): void {
+    for (const c of codes) this.register(c, processor);
+  }
+
+  onConnection(listener: (c: Connection) => void): void {
+    this.connectionListeners.push(listener);
+  }
+
+  async listen(port: number, host = '0.0.0.0'): Promise<number> {
+    const server = net.createServer((socket) => this.accept(socket));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (err) => this.logger.error({ err }, 'server socket error'));
+    return (server.address() as net.AddressInfo).port;
+  }
+
+  get port(): number {
+    return (this.server?.address() as net.AddressInfo | null)?.port ?? 0;
+  }
+
+  private accept(socket: net.Socket): void {
+    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits);
+    this.connections.add(conn);
+    conn.onClose((c) => this.connections.delete(c));
+    for (const l of this.connectionListeners) l(conn);
+  }
+
+  private dispatch(conn: Connection, req: RemotingCommand): void {
+    const processor = this.processors.get(req.code);
+    if (!processor) {
+      this.reply(conn, req, createResponse(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ` request type ${req.code} not supported`));
+      return;
+    }
+    let result: RemotingCommand | null | Promise<RemotingCommand | null>;
+    try {
+      result = processor(req, { connection: conn });
+    } catch (err) {
+      this.reply(conn, req, this.errorResponse(req, err));
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (res) => this.reply(conn, req, res),
+        (err) => this.reply(conn, req, this.errorResponse(req, err)),
+      );
+    } else {
+      this.reply(conn, req, result);
+    }
+  }
+
+  private errorResponse(req: RemotingCommand, err: unknown): RemotingCommand {
+    if (err instanceof HeaderError) {
+      return createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`);
+    }
+    this.logger.error({ err, code: req.code }, 'processor failed');
+    const msg = err instanceof Error ? err.message : String(err);
+    return createResponse(ResponseCode.SYSTEM_ERROR, `internal error handling request code ${req.code}: ${msg}`);
+  }
+
+  private reply(conn: Connection, req: RemotingCommand, res: RemotingCommand | null): void {
+    conn.requestDone();
+    if (res === null || isOneway(req)) return;
+    res.opaque = req.opaque;
+    conn.write(res);
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const c of this.connections) c.close();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,456 @@
+// The commit log: one append-only sequence of records over fixed-size segment files.
+// Offsets are assigned synchronously at append time (the event loop is the putMessageLock); bytes are encoded
+// into the tail cache and written by a single writer loop that takes everything appended since its last
+// write as one batch (group commit): one writev per segment, then under SYNC_FLUSH one fdatasync, then the
+// batch's records are handed to the dispatcher and the waiting puts are resolved.
+import fs from 'node:fs';
+import type { Logger } from 'pino';
+import type { DispatchedEntry, MessageToStore, PutResult, PutStatus } from '../types.js';
+import type { StoreConfig } from '../config.js';
+import { BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, writeRecord, type RecordPlacement } from '../record.js';
+import { fdatasync, readFully, writevAll } from '../io.js';
+import { Segment } from '../segment.js';
+import { TailCache } from './tail-cache.js';
+import { isSegmentEmptySync, loadSegmentsSync, LogReader } from './recovery.js';
+
+/** Per-queue counter the append path takes queue offsets from (the consume queue's next offset). */
+export interface QueueOffsetCounter {
+  nextQueueOffset: number;
+}
+
+/** One message of an append, prepared (validated, measured) by the store. */
+export interface PreparedMessage {
+  msg: MessageToStore;
+  totalSize: number;
+  sysFlag: number;
+  bodyCrc: number;
+  propertiesLength: number;
+  /** Gets a queue offset and a consume-queue entry (tx NOT / COMMIT). */
+  queued: boolean;
+}
+
+interface WriteOp {
+  seg: Segment;
+  filePos: number;
+  buf: Buffer;
+}
+
+interface Waiter {
+  resolve: (r: PutResult) => void;
+  result: PutResult;
+}
+
+export interface CommitLogStats {
+  writeCalls: number;
+  fsyncCalls: number;
+}
+
+export class CommitLog {
+  segments: Segment[] = [];
+  /** Next offset to assign. */
+  writeOffset = 0;
+  /** Every byte below this has been written (write syscall done); readers may read below it. */
+  writtenOffset = 0;
+  /** Every byte below this has been fdatasync'ed. */
+  flushedOffset = 0;
+  /** Store timestamp of the newest record written / flushed (checkpoint physicMsgTimestamp). */
+  writtenStoreTimestamp = 0;
+  flushedStoreTimestamp = 0;
+  readonly stats: CommitLogStats = { writeCalls: 0, fsyncCalls: 0 };
+  /** Set when a write failed: the log cannot continue without a hole, so appends stop. */
+  failure: Error | null = null;
+
+  private readonly cache: TailCache;
+  private readonly segmentSize: number;
+  private ops: WriteOp[] = [];
+  private waiters: Waiter[] = [];
+  private entries: DispatchedEntry[] = [];
+  private pendingBytes = 0;
+  private pendingStoreTimestamp = 0;
+  private scheduled = false;
+  private writing = false;
+  private idleWaiters: Array<() => void> = [];
+  private dirtySegments = new Set<Segment>();
+  private flushing: Promise<void> | null = null;
+  private readonly runBatchesBound = (): void => void this.runBatches();
+
+  constructor(
+    private readonly config: StoreConfig,
+    private readonly logger: Logger,
+    /** Called with a written (and, under SYNC_FLUSH, flushed) batch's queued records, in log order. */
+    private readonly onWritten: (entries: DispatchedEntry[]) => void,
+  ) {
+    this.segmentSize = config.mappedFileSizeCommitLog;
+    this.cache = new TailCache(config.commitLogTailCacheBytes);
+  }
+
+  get minOffset(): number {
+    return this.segments[0]?.fromOffset ?? 0;
+  }
+
+  get pendingWriteBytes(): number {
+    return this.pendingBytes;
+  }
+
+  // ---------------------------------------------------------------- start-up
+
+  loadSync(): void {
+    fs.mkdirSync(this.config.storePathCommitLog, { recursive: true });
+    this.segments = loadSegmentsSync(this.config.storePathCommitLog, this.segmentSize);
+  }
+
+  /** Offset where a clean-restart scan begins: the start of the last `recoverScanFileNum` files holding data. */
+  recoveryWindowStart(): number {
+    let last = this.segments.length - 1;
+    while (last > 0 && isSegmentEmptySync(this.segments[last]!)) last--;
+    const n = this.config.recoverScanFileNum;
+    const first = n > 0 ? Math.max(0, last - n + 1) : 0;
+    return this.segments[first]?.fromOffset ?? 0;
+  }
+
+  /**
+   * Validates records from `startOffset` until the first invalid one, truncates the torn tail (zeroing it and
+   * deleting later files) and positions the writer there. Returns the end of the valid data.
+   */
+  recoverSync(startOffset: number): number {
+    const reader = new LogReader(this.segments, startOffset, this.config.checkCRCOnRecover);
+    let processOffset = Math.max(startOffset, this.minOffset);
+    let lastTimestamp = 0;
+    for (;;) {
+      const item = reader.next();
+      if (item.kind === 'record') {
+        processOffset = item.offset + item.record.totalSize;
+        lastTimestamp = item.record.storeTimestamp;
+        continue;
+      }
+      processOffset = item.offset;
+      if (item.kind === 'invalid') {
+        this.logger.warn({ offset: item.offset }, 'commit log: invalid record, truncating the log here');
+      }
+      break;
+    }
+    this.truncateSync(processOffset);
+    this.writeOffset = this.writtenOffset = this.flushedOffset = processOffset;
+    this.writtenStoreTimestamp = this.flushedStoreTimestamp = lastTimestamp;
+    return processOffset;
+  }
+
+  private truncateSync(offset: number): void {
+    const keep: Segment[] = [];
+    for (const seg of this.segments) {
+      if (seg.fromOffset < offset || (seg.fromOffset === offset && offset === this.minOffset)) {
+        keep.push(seg);
+        if (offset < seg.endOffset) seg.zeroFromSync(offset - seg.fromOffset);
+      } else {
+        this.logger.info({ file: seg.filePath }, 'commit log: deleting file beyond the recovered end');
+        seg.destroySync();
+      }
+    }
+    this.segments = keep;
+  }
+
+  newReader(startOffset: number, checkCrc: boolean): LogReader {
+    return new LogReader(this.segments, startOffset, checkCrc);
+  }
+
+  // ---------------------------------------------------------------- append
+
+  /** Whether `bytes` more can be appended now without exceeding the pending-write bound. */
+  canAccept(bytes: number): boolean {
+    return this.pendingBytes === 0 || this.pendingBytes + bytes <= this.config.maxPendingWriteBytes;
+  }
+
+  /**
+   * Appends consecutive records (one segment; a BLANK fills the old one if they don't fit). Offsets and queue
+   * offsets are assigned before this returns; the promise settles once the bytes are written.
+   */
+  append(prepared: PreparedMessage[], totalBytes: number, counter: QueueOffsetCounter): Promise<PutResult> {
+    let seg = this.currentSegment();
+    let filePos = this.writeOffset - seg.fromOffset;
+    if (totalBytes + END_FILE_MIN_BLANK_LENGTH > seg.sizeBytes - filePos) {
+      const blank = Buffer.alloc(END_FILE_MIN_BLANK_LENGTH);
+      blank.writeInt32BE(seg.sizeBytes - filePos, 0);
+      blank.writeUInt32BE(BLANK_MAGIC_CODE, 4);
+      this.addOp(seg, filePos, blank);
+      this.writeOffset = seg.endOffset;
+      seg = this.currentSegment();
+      filePos = 0;
+    }
+    const storeTimestamp = Date.now();
+    const firstOffset = this.writeOffset;
+    const { buf, pos } = this.cache.reserve(firstOffset, totalBytes);
+    const offsets: number[] = new Array(prepared.length);
+    let firstQueueOffset = -1;
+    let p = pos;
+    for (let i = 0; i < prepared.length; i++) {
+      const m = prepared[i]!;
+      const queueOffset = m.queued ? counter.nextQueueOffset++ : 0;
+      if (firstQueueOffset < 0) firstQueueOffset = queueOffset;
+      const commitLogOffset = firstOffset + (p - pos);
+      const placement: RecordPlacement = {
+        totalSize: m.totalSize, sysFlag: m.sysFlag, bodyCrc: m.bodyCrc, queueOffset, commitLogOffset,
+        storeTimestamp, topicBytes: topicBytesOf(m.msg.topic), propertiesLength: m.propertiesLength,
+      };
+      writeRecord(buf, p, m.msg, placement);
+      offsets[i] = commitLogOffset;
+      if (m.queued) {
+        this.entries.push({
+          topic: m.msg.topic, queueId: m.msg.queueId, queueOffset, commitLogOffset,
+          sizeBytes: m.totalSize, tagsCode: m.msg.tagsCode, storeTimestamp,
+        });
+      }
+      p += m.totalSize;
+    }
+    this.addOp(seg, filePos, buf.subarray(pos, pos + totalBytes));
+    this.writeOffset += totalBytes;
+    this.pendingBytes += totalBytes;
+    this.pendingStoreTimestamp = storeTimestamp;
+    const result: PutResult = {
+      status: 'PUT_OK', commitLogOffset: firstOffset, commitLogOffsets: offsets, queueOffset: firstQueueOffset,
+      wroteBytes: totalBytes, storeTimestamp, messageCount: prepared.length,
+    };
+    const promise = new Promise<PutResult>((resolve) => this.waiters.push({ resolve, result }));
+    if (!this.scheduled && !this.writing) {
+      this.scheduled = true;
+      setImmediate(this.runBatchesBound);
+    }
+    return promise;
+  }
+
+  /** The segment containing writeOffset, created (and the one after it preallocated) when needed. */
+  private currentSegment(): Segment {
+    const seg = this.segmentFor(this.writeOffset) ?? this.createSegment(this.writeOffset);
+    // Preallocate the next file while this one fills (Java's AllocateMappedFileService).
+    if (seg === this.segments[this.segments.length - 1]) this.createSegment(seg.endOffset);
+    return seg;
+  }
+
+  private createSegment(fromOffset: number): Segment {
+    const last = this.segments[this.segments.length - 1];
+    if (last && fromOffset < last.endOffset) return this.segmentFor(fromOffset)!;
+    const seg = Segment.create(this.config.storePathCommitLog, fromOffset, this.segmentSize);
+    this.segments.push(seg);
+    return seg;
+  }
+
+  segmentFor(offset: number): Segment | undefined {
+    const first = this.segments[0];
+    if (!first || offset < first.fromOffset) return undefined;
+    return this.segments[Math.floor((offset - first.fromOffset) / this.segmentSize)];
+  }
+
+  private addOp(seg: Segment, filePos: number, buf: Buffer): void {
+    const last = this.ops[this.ops.length - 1];
+    // Consecutive slices of one chunk merge into one iovec.
+    if (
+      last && last.seg === seg && last.filePos + last.buf.length === filePos &&
+      last.buf.buffer === buf.buffer && last.buf.byteOffset + last.buf.length === buf.byteOffset
+    ) {
+      last.buf = Buffer.from(buf.buffer, last.buf.byteOffset, last.buf.length + buf.length);
+      return;
+    }
+    this.ops.push({ seg, filePos, buf });
+  }
+
+  // ---------------------------------------------------------------- writer
+
+  private async runBatches(): Promise<void> {
+    this.scheduled = false;
+    this.writing = true;
+    try {
+      while (this.ops.length > 0) {
+        const ops = this.ops;
+        const waiters = this.waiters;
+        const entries = this.entries;
+        const endOffset = this.writeOffset;
+        const bytes = this.pendingBytes;
+        const storeTimestamp = this.pendingStoreTimestamp;
+        this.ops = [];
+        this.waiters = [];
+        this.entries = [];
+        try {
+          if (this.failure) throw this.failure;
+          await this.writeOps(ops);
+        } catch (err) {
+          this.pendingBytes -= bytes;
+          this.fail(err as Error, waiters);
+          continue;
+        }
+        this.pendingBytes -= bytes;
+        this.writtenOffset = endOffset;
+        this.writtenStoreTimestamp = storeTimestamp;
+        this.cache.evict(endOffset);
+        if (this.config.flushDiskType === 'SYNC_FLUSH') {
+          await this.syncFlushBatch(waiters, entries);
+        } else {
+          this.dispatch(entries);
+          for (const w of waiters) w.resolve(w.result);
+        }
+      }
+    } finally {
+      this.writing = false;
+      const idle = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const f of idle) f();
+    }
+  }
+
+  private async writeOps(ops: WriteOp[]): Promise<void> {
+    let i = 0;
+    while (i < ops.length) {
+      const seg = ops[i]!.seg;
+      const start = ops[i]!.filePos;
+      const bufs: Buffer[] = [];
+      let end = start;
+      // One writev per run of contiguous slices in one segment.
+      while (i < ops.length && ops[i]!.seg === seg && ops[i]!.filePos === end) {
+        bufs.push(ops[i]!.buf);
+        end += ops[i]!.buf.length;
+        i++;
+      }
+      await seg.ready;
+      if (seg.fd < 0) throw new Error(`commit log file ${seg.filePath} is closed`);
+      await writevAll(seg.fd, bufs, start);
+      this.stats.writeCalls++;
+      this.dirtySegments.add(seg);
+    }
+  }
+
+  /** GroupCommitService: one fdatasync for the whole batch; FLUSH_DISK_TIMEOUT if it takes too long. */
+  private async syncFlushBatch(waiters: Waiter[], entries: DispatchedEntry[]): Promise<void> {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      for (const w of waiters) w.resolve({ ...w.result, status: 'FLUSH_DISK_TIMEOUT' });
+    }, this.config.syncFlushTimeout);
+    let status: PutStatus = 'PUT_OK';
+    try {
+      await this.flush();
+    } catch (err) {
+      this.logger.error({ err }, 'commit log: fdatasync failed');
+      status = 'FLUSH_DISK_TIMEOUT';
+    }
+    clearTimeout(timer);
+    this.dispatch(entries);
+    if (!timedOut) {
+      for (const w of waiters) {
+        if (status !== 'PUT_OK') w.result.status = status;
+        w.resolve(w.result);
+      }
+    }
+  }
+
+  private dispatch(entries: DispatchedEntry[]): void {
+    if (entries.length === 0) return;
+    try {
+      this.onWritten(entries);
+    } catch (err) {
+      this.logger.error({ err }, 'commit log: dispatch failed');
+    }
+  }
+
+  private fail(err: Error, waiters: Waiter[]): void {
+    if (!this.failure) {
+      this.failure = err;
+      this.logger.error({ err }, 'commit log: write failed; the store stops accepting messages');
+    }
+    const status: PutStatus = /ENOENT|EACCES|EMFILE|ENOSPC/.test(String((err as NodeJS.ErrnoException).code))
+      ? 'CREATE_MAPPED_FILE_FAILED'
+      : 'UNKNOWN_ERROR';
+    for (const w of waiters) w.resolve({ ...w.result, status, remark: err.message });
+  }
+
+  /** Resolves when every append so far has been written (or failed). */
+  drain(): Promise<void> {
+    if (!this.writing && !this.scheduled && this.ops.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  // ---------------------------------------------------------------- flush
+
+  /** fdatasync of every segment written since the last flush; concurrent callers share one pass. */
+  flush(): Promise<void> {
+    if (this.flushing) {
+      // A pass already running may have started before the latest writes: chain one more.
+      return this.flushing.then(() => this.flush());
+    }
+    const p = this.flushOnce().finally(() => {
+      this.flushing = null;
+    });
+    this.flushing = p;
+    return p;
+  }
+
+  private async flushOnce(): Promise<void> {
+    const target = this.writtenOffset;
+    const ts = this.writtenStoreTimestamp;
+    if (target <= this.flushedOffset && this.dirtySegments.size === 0) return;
+    const segs = [...this.dirtySegments];
+    this.dirtySegments.clear();
+    try {
+      await Promise.all(segs.map((s) => (s.fd >= 0 ? fdatasync(s.fd) : undefined)));
+    } catch (err) {
+      for (const s of segs) this.dirtySegments.add(s);
+      throw err;
+    }
+    this.stats.fsyncCalls++;
+    if (target > this.flushedOffset) this.flushedOffset = target;
+    this.flushedStoreTimestamp = ts;
+  }
+
+  /** Bytes written but not yet flushed. */
+  get unflushedBytes(): number {
+    return this.writtenOffset - this.flushedOffset;
+  }
+
+  // ---------------------------------------------------------------- read
+
+  /** Zero-copy view of a written record range when it is still in the tail cache. */
+  readCached(offset: number, size: number): Buffer | undefined {
+    if (offset + size > this.writtenOffset) return undefined;
+    return this.cache.read(offset, size);
+  }
+
+  /** Reads [offset, offset+size) of written data from cache or disk; null if not available. */
+  async read(offset: number, size: number): Promise<Buffer | null> {
+    if (size <= 0 || offset < this.minOffset || offset + size > this.writtenOffset) return null;
+    const cached = this.cache.read(offset, size);
+    if (cached) return cached;
+    const seg = this.segmentFor(offset);
+    if (!seg || offset + size > seg.endOffset || seg.fd < 0) return null;
+    const buf = Buffer.allocUnsafe(size);
+    try {
+      const n = await readFully(seg.fd, buf, 0, size, offset - seg.fromOffset);
+      return n === size ? buf : null;
+    } catch (err) {
+      this.logger.warn({ err, offset, size }, 'commit log: read failed');
+      return null;
+    }
+  }
+
+  /** Whether the offset is old enough that Java would no longer count it as "in memory". */
+  isInMemory(offset: number, memoryBudgetBytes: number): boolean {
+    return this.writtenOffset - offset <= memoryBudgetBytes;
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    await this.flush().catch((err) => this.logger.error({ err }, 'commit log: final flush failed'));
+    for (const seg of this.segments) await seg.close().catch(() => {});
+    this.cache.clear();
+  }
+}
+
+// Topic strings repeat; cache their UTF-8 bytes (bounded).
+const topicBytesCache = new Map<string, Buffer>();
+const TOPIC_CACHE_MAX = 65536;
+
+export function topicBytesOf(topic: string): Buffer {
+  let b = topicBytesCache.get(topic);
+  if (!b) {
+    if (topicBytesCache.size >= TOPIC_CACHE_MAX) topicBytesCache.clear();
+    b = Buffer.from(topic, 'utf8');
+    topicBytesCache.set(topic, b);
+  }
+  return b;
+}

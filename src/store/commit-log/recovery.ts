@@ -1,0 +1,144 @@
+// Start-up side of the commit log: loading segment files and reading records sequentially (synchronous I/O;
+// allowed at start-up only). Java counterparts: MappedFileQueue.load, CommitLog.recoverNormally and
+// CommitLog.checkMessageAndReturnSize.
+import fs from 'node:fs';
+import path from 'node:path';
+import { BLANK_MAGIC_CODE, checkRecord, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2, RECORD_OVERHEAD_V1_IPV4 } from '../record.js';
+import type { DecodedRecord } from '../record.js';
+import { isOffsetFileName, readFullySync } from '../io.js';
+import { Segment } from '../segment.js';
+
+/** Opens every commit-log file in `dir`, oldest first. Throws if names are not contiguous offsets. */
+export function loadSegmentsSync(dir: string, segmentSize: number): Segment[] {
+  if (!fs.existsSync(dir)) return [];
+  const names = fs.readdirSync(dir).filter(isOffsetFileName).sort();
+  const segments: Segment[] = [];
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const from = Number(name);
+    if (from % segmentSize !== 0) {
+      throw new Error(`commit log file ${name} is not aligned to mappedFileSizeCommitLog=${segmentSize}`);
+    }
+    const prev = segments[segments.length - 1];
+    if (prev && prev.endOffset !== from) throw new Error(`commit log files are not contiguous at ${name}`);
+    const filePath = path.join(dir, name);
+    const size = fs.statSync(filePath).size;
+    // Java refuses a file of the wrong size; a short *last* file is a crash during creation and is extended.
+    if (size > segmentSize || (size < segmentSize && i !== names.length - 1)) {
+      for (const s of segments) s.closeSync();
+      throw new Error(`commit log file ${name} has size ${size}, expected ${segmentSize}`);
+    }
+    segments.push(Segment.openSync(filePath, from, segmentSize));
+  }
+  return segments;
+}
+
+/** Whether the segment holds no data at all (first 8 bytes zero): e.g. a preallocated next file. */
+export function isSegmentEmptySync(seg: Segment): boolean {
+  const b = Buffer.alloc(8);
+  readFullySync(seg.fd, b, 0, 8, 0);
+  return b.readUInt32BE(0) === 0 && b.readUInt32BE(4) === 0;
+}
+
+export type ScanItem =
+  | { kind: 'record'; offset: number; record: DecodedRecord; raw: Buffer }
+  /** Zeroes where a record would start: the clean end of the data. */
+  | { kind: 'end'; offset: number }
+  /** Bytes that are not a valid record (torn or corrupt). */
+  | { kind: 'invalid'; offset: number }
+  /** Past the last segment (the last file ended with BLANK). */
+  | { kind: 'eof'; offset: number };
+
+const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** Sequential record reader over the segments, in chunks; BLANK rolls to the next segment. */
+export class LogReader {
+  private segIdx: number;
+  private pos: number;
+  private win: Buffer;
+  /** File position of win[0] and number of valid bytes in win, for segment segIdx. */
+  private winPos = 0;
+  private winLen = 0;
+
+  constructor(
+    private readonly segments: readonly Segment[],
+    startOffset: number,
+    private readonly checkCrc: boolean,
+    chunkBytes = SCAN_CHUNK_BYTES,
+  ) {
+    this.win = Buffer.allocUnsafe(chunkBytes);
+    const first = segments[0];
+    if (!first || startOffset >= segments[segments.length - 1]!.endOffset) {
+      this.segIdx = segments.length;
+      this.pos = 0;
+      return;
+    }
+    const from = Math.max(startOffset, first.fromOffset);
+    this.segIdx = Math.floor((from - first.fromOffset) / first.sizeBytes);
+    this.pos = from - segments[this.segIdx]!.fromOffset;
+  }
+
+  /** Commit-log offset of the next byte to read. */
+  get offset(): number {
+    const seg = this.segments[this.segIdx];
+    if (seg) return seg.fromOffset + this.pos;
+    const last = this.segments[this.segments.length - 1];
+    return last ? last.endOffset : 0;
+  }
+
+  /** Abandons the current segment (used by re-dispatch to step over a corrupt record). */
+  skipSegment(): void {
+    this.segIdx++;
+    this.pos = 0;
+    this.winLen = 0;
+  }
+
+  next(): ScanItem {
+    for (;;) {
+      const seg = this.segments[this.segIdx];
+      if (!seg) return { kind: 'eof', offset: this.offset };
+      const remaining = seg.sizeBytes - this.pos;
+      if (remaining < 8) {
+        // Java always leaves room for a BLANK marker; a tail shorter than that is treated as end of file.
+        this.skipSegment();
+        continue;
+      }
+      const h = this.ensure(seg, 8);
+      const totalSize = this.win.readInt32BE(h);
+      const magic = this.win.readUInt32BE(h + 4);
+      if (magic === BLANK_MAGIC_CODE) {
+        this.skipSegment();
+        continue;
+      }
+      const offset = seg.fromOffset + this.pos;
+      if (totalSize === 0 && magic === 0) return { kind: 'end', offset };
+      if (
+        (magic !== MESSAGE_MAGIC_CODE_V1 && magic !== MESSAGE_MAGIC_CODE_V2) ||
+        totalSize < RECORD_OVERHEAD_V1_IPV4 ||
+        totalSize > remaining
+      ) {
+        return { kind: 'invalid', offset };
+      }
+      const s = this.ensure(seg, totalSize);
+      const raw = this.win.subarray(s, s + totalSize);
+      const record = checkRecord(raw, 0, this.checkCrc);
+      if (!record) return { kind: 'invalid', offset };
+      this.pos += totalSize;
+      return { kind: 'record', offset, record, raw };
+    }
+  }
+
+  /** Makes [pos, pos+n) of the current segment available in `win`; returns its index in `win`. */
+  private ensure(seg: Segment, n: number): number {
+    if (this.pos >= this.winPos && this.pos + n <= this.winPos + this.winLen) return this.pos - this.winPos;
+    const want = Math.min(Math.max(this.win.length, n), seg.sizeBytes - this.pos);
+    if (want > this.win.length) this.win = Buffer.allocUnsafe(want);
+    // Views handed out earlier point into the old window; never overwrite it in place.
+    else this.win = Buffer.allocUnsafe(this.win.length);
+    const got = readFullySync(seg.fd, this.win, 0, want, this.pos);
+    if (got < want) this.win.fill(0, got, want);
+    this.winPos = this.pos;
+    this.winLen = want;
+    return 0;
+  }
+}

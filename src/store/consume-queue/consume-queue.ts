@@ -1,0 +1,335 @@
+// One consume queue (topic, queueId): 20-byte entries `commitLogOffset int64 | size int32 | tagsCode int64`
+// in files of mappedFileSizeConsumeQueue bytes named by the byte offset of their first entry
+// (Java ConsumeQueue). Recent entries live in an in-memory tail; older ones are read from the files.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { CQ_UNIT_SIZE } from '../config.js';
+import { fdatasync, isOffsetFileName, readFully, readFullySync, writevAll } from '../io.js';
+import { readInt64, writeInt64 } from '../record.js';
+import { Segment } from '../segment.js';
+import type { QueueOffsetCounter } from '../commit-log/commit-log.js';
+
+/** Java fills the part of a first file before its first real entry with (0, Integer.MAX_VALUE, 0). */
+export const CQ_PLACEHOLDER_SIZE = 0x7fffffff;
+const INITIAL_TAIL_ENTRIES = 64;
+const LOAD_READ_BYTES = 1024 * 1024;
+
+export interface CqEntry {
+  commitLogOffset: number;
+  sizeBytes: number;
+  tagsCode: number;
+}
+
+export function parseEntry(buf: Buffer, pos: number): CqEntry {
+  return { commitLogOffset: readInt64(buf, pos), sizeBytes: buf.readInt32BE(pos + 8), tagsCode: readInt64(buf, pos + 12) };
+}
+
+export class ConsumeQueue implements QueueOffsetCounter {
+  /** Next queue offset the append path hands out (ahead of maxOffset while records await their write). */
+  nextQueueOffset = 0;
+  /** Logical offset of the first entry. */
+  minOffset = 0;
+  /** Logical offset of the next entry to dispatch (= number of entries, Java getMaxOffsetInQueue). */
+  maxOffset = 0;
+  /** End (offset + size) of the last entry's record in the commit log. */
+  maxPhysicEnd = 0;
+
+  private files: Segment[] = [];
+  /** Entries [tailStart, maxOffset), 20 bytes each. */
+  private tail: Buffer = Buffer.alloc(INITIAL_TAIL_ENTRIES * CQ_UNIT_SIZE);
+  private tailStart = 0;
+  /** Entries below this have been written to their files; below syncedIndex also fdatasync'ed. */
+  private writtenIndex = 0;
+  private syncedIndex = 0;
+  private writing = false;
+  private idleWaiters: Array<() => void> = [];
+  private closed = false;
+  private readonly writeLoopBound = (): void => void this.writeLoop();
+
+  constructor(
+    readonly topic: string,
+    readonly queueId: number,
+    readonly dir: string,
+    private readonly fileSize: number,
+    private readonly tailCapacityEntries: number,
+    private readonly logger: Logger,
+  ) {}
+
+  // ---------------------------------------------------------------- load (start-up, synchronous)
+
+  /**
+   * Opens the queue's files, finds the last valid entry (scanning from the third-last file, as Java) and drops
+   * entries pointing at or beyond `physEnd`, the recovered end of the commit log.
+   */
+  loadSync(physEnd: number): void {
+    const names = fs.existsSync(this.dir) ? fs.readdirSync(this.dir).filter(isOffsetFileName).sort() : [];
+    for (const name of names) {
+      const from = Number(name);
+      const filePath = path.join(this.dir, name);
+      const prev = this.files[this.files.length - 1];
+      const size = fs.statSync(filePath).size;
+      if (from % this.fileSize !== 0 || (prev && prev.endOffset !== from) || size > this.fileSize) {
+        // Damaged: drop this and later files; re-dispatch rebuilds them from the commit log.
+        this.logger.warn({ file: filePath }, 'consume queue: unexpected file, dropping it and later files');
+        for (const n of names.slice(names.indexOf(name))) fs.rmSync(path.join(this.dir, n), { force: true });
+        break;
+      }
+      this.files.push(Segment.openSync(filePath, from, this.fileSize));
+    }
+    if (this.files.length === 0) return;
+    const buf = Buffer.allocUnsafe(LOAD_READ_BYTES);
+    // Min: the first entry of the first file that is not a placeholder.
+    const first = this.files[0]!;
+    let min = first.endOffset / CQ_UNIT_SIZE;
+    outer: for (let pos = 0; pos < this.fileSize; pos += LOAD_READ_BYTES) {
+      const n = readFullySync(first.fd, buf, 0, Math.min(LOAD_READ_BYTES, this.fileSize - pos), pos);
+      for (let i = 0; i + CQ_UNIT_SIZE <= n; i += CQ_UNIT_SIZE) {
+        if (buf.readInt32BE(i + 8) !== CQ_PLACEHOLDER_SIZE || readInt64(buf, i) !== 0) {
+          min = (first.fromOffset + pos + i) / CQ_UNIT_SIZE;
+          break outer;
+        }
+      }
+    }
+    // Max: first invalid entry (offset < 0 or size <= 0), scanning from the third-last file.
+    let max = this.files[this.files.length - 1]!.endOffset / CQ_UNIT_SIZE;
+    let lastEnd = 0;
+    scan: for (let f = Math.max(0, this.files.length - 3); f < this.files.length; f++) {
+      const file = this.files[f]!;
+      for (let pos = 0; pos < this.fileSize; pos += LOAD_READ_BYTES) {
+        const n = readFullySync(file.fd, buf, 0, Math.min(LOAD_READ_BYTES, this.fileSize - pos), pos);
+        for (let i = 0; i + CQ_UNIT_SIZE <= n; i += CQ_UNIT_SIZE) {
+          const offset = readInt64(buf, i);
+          const size = buf.readInt32BE(i + 8);
+          const index = (file.fromOffset + pos + i) / CQ_UNIT_SIZE;
+          // An entry whose record lies beyond the recovered log end is dropped with everything after it.
+          if (offset < 0 || size <= 0 || (index >= min && offset + size > physEnd)) {
+            max = index;
+            break scan;
+          }
+          if (index >= min) lastEnd = offset + size;
+        }
+      }
+    }
+    if (max < min) max = min;
+    this.minOffset = this.tailStart = min;
+    this.maxOffset = this.nextQueueOffset = this.writtenIndex = this.syncedIndex = max;
+    this.maxPhysicEnd = lastEnd;
+    this.truncateFilesSync(max);
+    this.loadTailSync();
+  }
+
+  /** Zeroes entries from `index` on and deletes files that start after it. */
+  private truncateFilesSync(index: number): void {
+    const byteOffset = index * CQ_UNIT_SIZE;
+    const keep: Segment[] = [];
+    for (const file of this.files) {
+      if (file.fromOffset <= byteOffset || keep.length === 0) {
+        keep.push(file);
+        if (byteOffset < file.endOffset) file.zeroFromSync(Math.max(0, byteOffset - file.fromOffset));
+      } else {
+        file.destroySync();
+      }
+    }
+    this.files = keep;
+  }
+
+  private loadTailSync(): void {
+    const count = Math.min(this.maxOffset - this.minOffset, this.tailCapacityEntries);
+    const start = this.maxOffset - count;
+    this.tail = Buffer.alloc(Math.max(INITIAL_TAIL_ENTRIES, count) * CQ_UNIT_SIZE);
+    this.tailStart = start;
+    let done = 0;
+    while (done < count) {
+      const byteOffset = (start + done) * CQ_UNIT_SIZE;
+      const file = this.fileFor(byteOffset)!;
+      const n = Math.min(count - done, (file.endOffset - byteOffset) / CQ_UNIT_SIZE);
+      readFullySync(file.fd, this.tail, done * CQ_UNIT_SIZE, n * CQ_UNIT_SIZE, byteOffset - file.fromOffset);
+      done += n;
+    }
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  /**
+   * Adds the entry for `queueOffset` (idempotent: an offset already present is skipped and false returned).
+   * An empty queue starts at the first offset it is given (its min); a gap is filled with placeholders.
+   */
+  putEntry(queueOffset: number, commitLogOffset: number, sizeBytes: number, tagsCode: number): boolean {
+    if (queueOffset < this.maxOffset) return false;
+    if (this.maxOffset === this.minOffset && this.files.length === 0 && queueOffset > this.maxOffset) {
+      this.minOffset = this.maxOffset = this.tailStart = this.writtenIndex = this.syncedIndex = queueOffset;
+    }
+    while (this.maxOffset < queueOffset) {
+      this.logger.warn({ topic: this.topic, queueId: this.queueId, queueOffset, expected: this.maxOffset },
+        'consume queue: gap in queue offsets, filling with a placeholder');
+      this.appendToTail(0, CQ_PLACEHOLDER_SIZE, 0);
+    }
+    this.appendToTail(commitLogOffset, sizeBytes, tagsCode);
+    if (commitLogOffset + sizeBytes > this.maxPhysicEnd) this.maxPhysicEnd = commitLogOffset + sizeBytes;
+    if (this.nextQueueOffset < this.maxOffset) this.nextQueueOffset = this.maxOffset;
+    if (!this.writing) {
+      this.writing = true;
+      queueMicrotask(this.writeLoopBound);
+    }
+    return true;
+  }
+
+  private appendToTail(commitLogOffset: number, sizeBytes: number, tagsCode: number): void {
+    let count = this.maxOffset - this.tailStart;
+    if ((count + 1) * CQ_UNIT_SIZE > this.tail.length) {
+      const droppable = Math.min(count >> 1, this.writtenIndex - this.tailStart);
+      if (this.tail.length >= this.tailCapacityEntries * CQ_UNIT_SIZE && droppable > 0) {
+        this.tail.copyWithin(0, droppable * CQ_UNIT_SIZE, count * CQ_UNIT_SIZE);
+        this.tailStart += droppable;
+        count -= droppable;
+      } else {
+        const grown = Buffer.alloc(this.tail.length * 2);
+        this.tail.copy(grown, 0, 0, count * CQ_UNIT_SIZE);
+        this.tail = grown;
+      }
+    }
+    const p = count * CQ_UNIT_SIZE;
+    writeInt64(this.tail, p, commitLogOffset);
+    this.tail.writeInt32BE(sizeBytes, p + 8);
+    writeInt64(this.tail, p + 12, tagsCode);
+    this.maxOffset++;
+  }
+
+  // ---------------------------------------------------------------- persistence
+
+  private async writeLoop(): Promise<void> {
+    try {
+      while (this.writtenIndex < this.maxOffset && !this.closed) {
+        const from = this.writtenIndex;
+        const file = await this.ensureFile(from * CQ_UNIT_SIZE);
+        const to = Math.min(this.maxOffset, file.endOffset / CQ_UNIT_SIZE);
+        // Copy: the tail may be compacted while the write is in flight.
+        const data = Buffer.from(this.tail.subarray((from - this.tailStart) * CQ_UNIT_SIZE, (to - this.tailStart) * CQ_UNIT_SIZE));
+        await writevAll(file.fd, [data], from * CQ_UNIT_SIZE - file.fromOffset);
+        this.writtenIndex = to;
+      }
+    } catch (err) {
+      this.logger.error({ err, topic: this.topic, queueId: this.queueId }, 'consume queue: write failed');
+    } finally {
+      this.writing = false;
+      const idle = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const f of idle) f();
+    }
+  }
+
+  /** The file holding `byteOffset`, creating files (placeholder-filled before min) as needed. */
+  private async ensureFile(byteOffset: number): Promise<Segment> {
+    let file = this.fileFor(byteOffset);
+    while (!file) {
+      const last = this.files[this.files.length - 1];
+      const from = last ? last.endOffset : byteOffset - (byteOffset % this.fileSize);
+      const created = Segment.create(this.dir, from, this.fileSize);
+      this.files.push(created);
+      await created.ready;
+      const minByte = this.minOffset * CQ_UNIT_SIZE;
+      if (!last && minByte > from) {
+        const filler = Buffer.alloc(minByte - from);
+        for (let p = 0; p < filler.length; p += CQ_UNIT_SIZE) filler.writeInt32BE(CQ_PLACEHOLDER_SIZE, p + 8);
+        await writevAll(created.fd, [filler], 0);
+      }
+      file = this.fileFor(byteOffset);
+    }
+    await file.ready;
+    return file;
+  }
+
+  private fileFor(byteOffset: number): Segment | undefined {
+    const first = this.files[0];
+    if (!first || byteOffset < first.fromOffset) return undefined;
+    return this.files[Math.floor((byteOffset - first.fromOffset) / this.fileSize)];
+  }
+
+  /** Resolves once every dispatched entry has been written to its file. */
+  drainWrites(): Promise<void> {
+    if (!this.writing && this.writtenIndex >= this.maxOffset) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** fdatasync of the files holding written-but-unsynced entries. Returns the number of files synced. */
+  async flush(): Promise<number> {
+    const target = this.writtenIndex;
+    if (target <= this.syncedIndex) return 0;
+    const files = new Set<Segment>();
+    for (let i = this.syncedIndex; i < target; ) {
+      const f = this.fileFor(i * CQ_UNIT_SIZE);
+      if (!f) break;
+      files.add(f);
+      i = f.endOffset / CQ_UNIT_SIZE;
+    }
+    await Promise.all([...files].map((f) => (f.fd >= 0 ? fdatasync(f.fd) : undefined)));
+    if (target > this.syncedIndex) this.syncedIndex = target;
+    return files.size;
+  }
+
+  get hasUnsyncedEntries(): boolean {
+    return this.syncedIndex < this.writtenIndex || this.writtenIndex < this.maxOffset;
+  }
+
+  // ---------------------------------------------------------------- read
+
+  /** In-memory view of up to maxCount entries from `index`; undefined if `index` is older than the tail. */
+  entriesInMemory(index: number, maxCount: number): Buffer | undefined {
+    if (index < this.tailStart || index >= this.maxOffset) return undefined;
+    const count = Math.min(maxCount, this.maxOffset - index);
+    const start = (index - this.tailStart) * CQ_UNIT_SIZE;
+    return this.tail.subarray(start, start + count * CQ_UNIT_SIZE);
+  }
+
+  /** Up to maxCount entries from `index`, within one file and below the in-memory tail; null if unreadable. */
+  async readEntriesFromDisk(index: number, maxCount: number): Promise<Buffer | null> {
+    const byteOffset = index * CQ_UNIT_SIZE;
+    const file = this.fileFor(byteOffset);
+    if (!file || file.fd < 0 || index < this.minOffset) return null;
+    const end = Math.min(index + maxCount, this.tailStart, this.writtenIndex, file.endOffset / CQ_UNIT_SIZE);
+    if (end <= index) return null;
+    const buf = Buffer.allocUnsafe((end - index) * CQ_UNIT_SIZE);
+    try {
+      const n = await readFully(file.fd, buf, 0, buf.length, byteOffset - file.fromOffset);
+      return n === buf.length ? buf : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Up to maxCount entries from `index` (memory or disk), as a buffer of 20-byte entries; null if none. */
+  async readEntries(index: number, maxCount: number): Promise<Buffer | null> {
+    if (index < this.minOffset || index >= this.maxOffset) return null;
+    const mem = this.entriesInMemory(index, maxCount);
+    return mem ? Buffer.from(mem) : this.readEntriesFromDisk(index, maxCount);
+  }
+
+  async readEntry(index: number): Promise<CqEntry | null> {
+    const buf = await this.readEntries(index, 1);
+    return buf ? parseEntry(buf, 0) : null;
+  }
+
+  /** Logical offset of the first entry of the file after the one holding `index` (Java rollNextFile). */
+  rollNextFile(index: number): number {
+    const perFile = this.fileSize / CQ_UNIT_SIZE;
+    return index + perFile - (index % perFile);
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  async close(): Promise<void> {
+    await this.drainWrites();
+    await this.flush().catch((err) => this.logger.error({ err }, 'consume queue: final flush failed'));
+    this.closed = true;
+    for (const f of this.files) await f.close().catch(() => {});
+  }
+
+  async destroy(): Promise<void> {
+    this.closed = true;
+    await this.drainWrites();
+    for (const f of this.files) await f.close().catch(() => {});
+    this.files = [];
+    await fs.promises.rm(this.dir, { recursive: true, force: true });
+  }
+}

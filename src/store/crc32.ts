@@ -1,0 +1,36 @@
+// CRC32 (IEEE, as java.util.zip.CRC32). zlib.crc32 exists from Node 20.15; older 20.x fall back to a table.
+import zlib from 'node:zlib';
+
+type Crc32Fn = (data: Uint8Array, value?: number) => number;
+
+const nativeCrc32 = (zlib as unknown as { crc32?: Crc32Fn }).crc32;
+
+let table: Uint32Array | undefined;
+
+function makeTable(): Uint32Array {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+}
+
+/** Table CRC32; exported for tests (compared against zlib.crc32). */
+export function crc32Table(data: Uint8Array, value = 0): number {
+  const t = (table ??= makeTable());
+  let c = ~value >>> 0;
+  for (let i = 0; i < data.length; i++) c = t[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
+/** Unsigned CRC32 of data. */
+export const crc32: (data: Uint8Array) => number = nativeCrc32
+  ? (data) => nativeCrc32(data)
+  : (data) => crc32Table(data);
+
+/** BODYCRC as RocketMQ stores it: CRC32 with the sign bit cleared (UtilAll.crc32). */
+export function bodyCrc32(body: Uint8Array): number {
+  return crc32(body) & 0x7fffffff;
+}

@@ -1,0 +1,96 @@
+// Thin promise wrappers over fd-based fs calls (callback API: no FileHandle bookkeeping on the hot path).
+import fs from 'node:fs';
+
+export function openFile(path: string, flags: number, mode = 0o644): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd)));
+  });
+}
+
+export function closeFile(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.close(fd, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+export function ftruncate(fd: number, len: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.ftruncate(fd, len, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+export function fdatasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fdatasync(fd, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+function writevOnce(fd: number, bufs: Buffer[], position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.writev(fd, bufs, position, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+}
+
+/** Positional gather write of all bytes (loops on short writes). */
+export async function writevAll(fd: number, bufs: Buffer[], position: number): Promise<void> {
+  let total = 0;
+  for (const b of bufs) total += b.length;
+  let written = await writevOnce(fd, bufs, position);
+  while (written < total) {
+    // Short write (rare on regular files): rebuild the remaining buffer list and continue.
+    const rest: Buffer[] = [];
+    let skip = written;
+    for (const b of bufs) {
+      if (skip >= b.length) {
+        skip -= b.length;
+        continue;
+      }
+      rest.push(skip > 0 ? b.subarray(skip) : b);
+      skip = 0;
+    }
+    const n = await writevOnce(fd, rest, position + written);
+    if (n === 0) throw new Error('writev wrote 0 bytes');
+    written += n;
+  }
+}
+
+/** Positional read into `buf[offset, offset+length)`; returns bytes read (short at end of file). */
+export function readAt(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.read(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+}
+
+/** Reads exactly `length` bytes at `position`, or fewer if the file ends first. */
+export async function readFully(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const n = await readAt(fd, buf, offset + done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+/** Synchronous exact read, for start-up and recovery only. */
+export function readFullySync(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
+  let done = 0;
+  while (done < length) {
+    const n = fs.readSync(fd, buf, offset + done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+/** Zero-padded 20-digit file name of a start offset (UtilAll.offset2FileName). */
+export function offsetToFileName(offset: number): string {
+  return String(offset).padStart(20, '0');
+}
+
+export function isOffsetFileName(name: string): boolean {
+  return /^\d{20}$/.test(name);
+}
+
+export const RW_CREATE = fs.constants.O_RDWR | fs.constants.O_CREAT;
+export const RW = fs.constants.O_RDWR;

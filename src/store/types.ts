@@ -1,0 +1,131 @@
+// The message store's contract with the broker. The store knows nothing about remoting.
+// Java counterparts: store/MessageStore.java, PutMessageStatus, GetMessageStatus.
+
+/** An IPv4 (4 bytes) or IPv6 (16 bytes) address with a port, as written into BORNHOST / STOREHOST. */
+export interface HostAddress {
+  ip: Buffer;
+  port: number;
+}
+
+/** One message as the broker hands it to the store (MessageExtBrokerInner). */
+export interface MessageToStore {
+  topic: string;
+  queueId: number;
+  flag: number;
+  body: Buffer;
+  /** Encoded property string (`k\x01v\x02...`), exactly as it will be stored. */
+  propertiesString: string;
+  /** Java String.hashCode of TAGS (sign-extended), 0 when no tags; for SCHEDULE_TOPIC_XXXX the due time. */
+  tagsCode: number;
+  /** Space-separated KEYS property and UNIQ_KEY, for the index (later). */
+  keys?: string;
+  uniqKey?: string;
+  sysFlag: number;
+  bornTimestamp: number;
+  bornHost: HostAddress;
+  storeHost: HostAddress;
+  reconsumeTimes: number;
+  preparedTransactionOffset: number;
+}
+
+export type PutStatus =
+  | 'PUT_OK'
+  | 'FLUSH_DISK_TIMEOUT'
+  | 'FLUSH_SLAVE_TIMEOUT'
+  | 'SLAVE_NOT_AVAILABLE'
+  | 'SERVICE_NOT_AVAILABLE'
+  | 'CREATE_MAPPED_FILE_FAILED'
+  | 'MESSAGE_ILLEGAL'
+  | 'PROPERTIES_SIZE_EXCEEDED'
+  | 'OS_PAGE_CACHE_BUSY'
+  | 'UNKNOWN_ERROR';
+
+export interface PutResult {
+  status: PutStatus;
+  /** Physical offset of the first record written (for a batch, of the first inner message). */
+  commitLogOffset: number;
+  /** Physical offsets of every record written (one for a single message). */
+  commitLogOffsets: number[];
+  /** Logical (consume-queue) offset of the first message. */
+  queueOffset: number;
+  wroteBytes: number;
+  storeTimestamp: number;
+  messageCount: number;
+  remark?: string;
+}
+
+export type GetStatus =
+  | 'FOUND'
+  | 'NO_MATCHED_MESSAGE'
+  | 'MESSAGE_WAS_REMOVING'
+  | 'OFFSET_FOUND_NULL'
+  | 'OFFSET_OVERFLOW_BADLY'
+  | 'OFFSET_OVERFLOW_ONE'
+  | 'OFFSET_TOO_SMALL'
+  | 'NO_MATCHED_LOGIC_QUEUE'
+  | 'NO_MESSAGE_IN_QUEUE';
+
+export interface GetResult {
+  status: GetStatus;
+  nextBeginOffset: number;
+  minOffset: number;
+  maxOffset: number;
+  /** Whole stored records, byte-for-byte, in queue order (views or copies). */
+  records: Buffer[];
+  totalBytes: number;
+}
+
+/** Decides from a consume-queue entry whether the record is wanted (tag hash filtering). */
+export type TagsCodeFilter = (tagsCode: number) => boolean;
+
+export interface DispatchedEntry {
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  commitLogOffset: number;
+  sizeBytes: number;
+  tagsCode: number;
+  storeTimestamp: number;
+}
+
+export interface MessageStore {
+  start(): Promise<void>;
+  /** Flushes everything and closes files; a later start() sees every message. */
+  shutdown(): Promise<void>;
+
+  putMessage(msg: MessageToStore): Promise<PutResult>;
+  /** Stores several messages of one topic/queue as consecutive records and queue offsets (SEND_BATCH_MESSAGE). */
+  putMessages(msgs: MessageToStore[]): Promise<PutResult>;
+
+  getMessage(
+    topic: string,
+    queueId: number,
+    queueOffset: number,
+    maxMsgNums: number,
+    maxTotalBytes: number,
+    filter?: TagsCodeFilter,
+  ): Promise<GetResult>;
+
+  getMaxOffsetInQueue(topic: string, queueId: number): number;
+  getMinOffsetInQueue(topic: string, queueId: number): number;
+  /** Commit-log offset of the entry at queueOffset, or -1. */
+  getCommitLogOffsetInQueue(topic: string, queueId: number, queueOffset: number): Promise<number>;
+  /** First queue offset whose store time is >= timestampMs (Java LOWER boundary); max offset if none. */
+  getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number): Promise<number>;
+  /** Store time of the earliest message in the queue, or -1. */
+  getEarliestMessageTime(topic: string, queueId: number): Promise<number>;
+  /** Store time of the message at the given queue offset, or -1. */
+  getMessageStoreTimestamp(topic: string, queueId: number, queueOffset: number): Promise<number>;
+  /** The whole stored record at a commit-log offset, or null. */
+  lookMessageByOffset(commitLogOffset: number): Promise<Buffer | null>;
+
+  getMinPhyOffset(): number;
+  getMaxPhyOffset(): number;
+  /** Queue ids of a topic that exist in the store. */
+  getQueueIds(topic: string): number[];
+  /** Removes a topic's consume queues (DELETE_TOPIC_IN_BROKER). */
+  deleteTopic(topic: string): Promise<void>;
+
+  /** Called after each record is dispatched to its consume queue (wakes long polls). */
+  onDispatch(listener: (entry: DispatchedEntry) => void): void;
+}

@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Broker, createBroker } from '../../src/broker/broker-controller.js';
+import { BROKER_SCHEMA, type BrokerConfig, NAMESRV_SCHEMA, defaults } from '../../src/common/config.js';
+import { createLogger, silentLogger } from '../../src/common/logger.js';
+import { createNamesrv } from '../../src/namesrv/index.js';
+
+export interface TestServer {
+  namesrvAddr: string;
+  brokerAddr: string;
+  storeDir: string;
+  broker: Broker;
+  /** Stops the broker cleanly and starts it again on the same port and store. */
+  restartBroker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `rmqts-${prefix}-`));
+}
+
+/** Starts a real nameserver and broker in this process on ephemeral ports with a temp store. */
+export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Promise<TestServer> {
+  const logger = process.env.RMQ_TEST_LOG ? createLogger(process.env.RMQ_TEST_LOG) : silentLogger();
+  const storeDir = overrides.storePathRootDir ?? tempDir('store');
+  const nsConfig = defaults(NAMESRV_SCHEMA);
+  nsConfig.listenPort = 0;
+  nsConfig.kvConfigPath = path.join(storeDir, 'namesrv', 'kvConfig.json');
+  const namesrv = createNamesrv(nsConfig, logger);
+  const nsPort = await namesrv.start();
+  const namesrvAddr = `127.0.0.1:${nsPort}`;
+
+  const config: BrokerConfig = {
+    ...defaults(BROKER_SCHEMA),
+    brokerIP1: '127.0.0.1',
+    listenPort: 0,
+    namesrvAddr,
+    storePathRootDir: storeDir,
+    mappedFileSizeCommitLog: 16 * 1024 * 1024,
+    mappedFileSizeConsumeQueue: 20 * 10_000,
+    ...overrides,
+  };
+  let broker = createBroker(config, logger);
+  await broker.start();
+  const port = broker.port;
+
+  const server: TestServer = {
+    namesrvAddr,
+    brokerAddr: broker.brokerAddr(),
+    storeDir,
+    broker,
+    async restartBroker() {
+      await broker.shutdown();
+      broker = createBroker({ ...config, listenPort: port }, logger);
+      server.broker = broker;
+      await broker.start();
+    },
+    async stop() {
+      await broker.shutdown();
+      await namesrv.shutdown();
+      if (!overrides.storePathRootDir) fs.rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+/** Waits until `predicate` holds, polling; throws with `what` after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
