@@ -23,27 +23,43 @@ log() { echo "official.sh: $*" >&2; }
 # ---------------------------------------------------------------- version resolution
 is_exact() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; }
 
-# "5.3.x" | "5.3" -> newest cached official-5.3.* (if any), else ask Maven (version range).
-resolve_version() {
-  local v="${1:-$DEFAULT_VERSION}"
-  if is_exact "$v"; then echo "$v"; return; fi
-  local prefix="${v%.x}"; prefix="${prefix%.}"
-  [[ "$prefix" =~ ^[0-9]+\.[0-9]+$ ]] || die "bad version '$v' (use e.g. 4.9.8, 5.3.x)"
-  if [ -z "${OFFICIAL_REFRESH:-}" ]; then
-    local best
-    best=$(ls -d "$CACHE"/official-"$prefix".*/lib/.complete 2>/dev/null | sed -E 's#.*/official-([0-9.]+)/lib/.complete#\1#' | sort -V | tail -1 || true)
-    if [ -n "$best" ]; then echo "$best"; return; fi
-  fi
-  local major="${prefix%%.*}" minor="${prefix#*.}"
+version_prefix() { # "5.3.x" | "5.3" -> 5.3
+  local prefix="${1%.x}"; prefix="${prefix%.}"
+  [[ "$prefix" =~ ^[0-9]+\.[0-9]+$ ]] || die "bad version '$1' (use e.g. 4.9.8, 5.3.x)"
+  echo "$prefix"
+}
+
+newest_cached() { # $1 prefix
+  ls -d "$CACHE"/official-"$1".*/lib/.complete 2>/dev/null \
+    | sed -E 's#.*/official-([0-9.]+)/lib/.complete#\1#' | sort -V | tail -1 || true
+}
+
+# Candidate concrete versions for a prefix, newest first: versions that Maven Central lists for both
+# rocketmq-broker and rocketmq-namesrv (read from the metadata Maven caches in the local repository
+# after resolving a version range).
+candidates() { # $1 prefix
+  local prefix=$1 major="${1%%.*}" minor="${1#*.}"
   local d="$CACHE/resolve-$prefix"
   mkdir -p "$d"
   gen_pom "[$prefix.0,$major.$((minor + 1)).0)" > "$d/pom.xml"
-  mvn -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:list -DincludeArtifactIds=rocketmq-broker \
-      -DoutputFile="$d/deps.txt" -DexcludeTransitive=true >&2 || die "maven could not resolve $v"
-  local r
-  r=$(grep -oE 'org\.apache\.rocketmq:rocketmq-broker:jar:[0-9.]+' "$d/deps.txt" | head -1 | sed 's/.*://')
-  [ -n "$r" ] || die "could not resolve $v"
-  echo "$r"
+  mvn -q -B -U -Dstyle.color=never -f "$d/pom.xml" dependency:list -DexcludeTransitive=true \
+      -DoutputFile="$d/deps.txt" >/dev/null 2>&1 || true
+  local repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}/org/apache/rocketmq"
+  local b n
+  b=$(cat "$repo"/rocketmq-broker/maven-metadata-*.xml 2>/dev/null | grep -oE '<version>[^<]+' | sed 's/<version>//' | sort -u)
+  n=$(cat "$repo"/rocketmq-namesrv/maven-metadata-*.xml 2>/dev/null | grep -oE '<version>[^<]+' | sed 's/<version>//' | sort -u)
+  comm -12 <(echo "$b") <(echo "$n") | grep -E "^${prefix//./\\.}\.[0-9]+$" | sort -Vr
+}
+
+# Concrete version for start/stop: exact as given, "5.3.x" = newest fetched (fetching if none yet).
+resolve_version() {
+  local v="${1:-$DEFAULT_VERSION}"
+  if is_exact "$v"; then echo "$v"; return; fi
+  local prefix best; prefix=$(version_prefix "$v")
+  best=$(newest_cached "$prefix")
+  if [ -z "$best" ]; then cmd_fetch "$v" >/dev/null; best=$(newest_cached "$prefix"); fi
+  [ -n "$best" ] || die "could not resolve $v"
+  echo "$best"
 }
 
 # Maven Central lacks some server artifacts: rocketmq-broker / rocketmq-namesrv 4.9.8 were never published
@@ -90,26 +106,45 @@ EOF
 }
 
 # ---------------------------------------------------------------- fetch
-cmd_fetch() {
-  local v; v=$(resolve_version "${1:-$DEFAULT_VERSION}")
+fetch_exact() { # $1 concrete version; returns 1 if Maven cannot provide a complete classpath
+  local v=$1
   local d="$CACHE/official-$v"
-  if [ -f "$d/lib/.complete" ]; then log "official $v already fetched ($d/lib)"; echo "$d/lib"; return; fi
+  if [ -f "$d/lib/.complete" ]; then log "official $v already fetched ($d/lib)"; echo "$d/lib"; return 0; fi
   mkdir -p "$d"
   local sv; sv=$(server_module_version "$v")
   gen_pom "$sv" "$v" > "$d/pom.xml"
   rm -rf "$d/lib.tmp"
   log "resolving rocketmq-namesrv/rocketmq-broker $v with maven ..."
-  mvn -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$d/lib.tmp" >&2 || die "maven failed for $v"
-  ls "$d/lib.tmp"/rocketmq-broker-"$sv".jar "$d/lib.tmp"/rocketmq-namesrv-"$sv".jar >/dev/null || die "rocketmq-broker/namesrv-$sv.jar missing"
+  if ! mvn -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$d/lib.tmp" > "$d/mvn.log" 2>&1; then
+    grep -m1 ERROR "$d/mvn.log" | cut -c1-400 >&2
+    log "maven could not resolve a complete classpath for $v"
+    rm -rf "$d/lib.tmp"; return 1
+  fi
+  ls "$d/lib.tmp"/rocketmq-broker-"$sv".jar "$d/lib.tmp"/rocketmq-namesrv-"$sv".jar >/dev/null || { log "rocketmq-broker/namesrv-$sv.jar missing"; return 1; }
   if [ "$sv" != "$v" ]; then
-    ls "$d/lib.tmp"/rocketmq-common-"$v".jar "$d/lib.tmp"/rocketmq-store-"$v".jar >/dev/null || die "rocketmq-common/store-$v.jar missing"
+    ls "$d/lib.tmp"/rocketmq-common-"$v".jar "$d/lib.tmp"/rocketmq-store-"$v".jar >/dev/null || { log "rocketmq-common/store-$v.jar missing"; return 1; }
     log "NOTE: rocketmq-broker/namesrv $v are not on Maven Central; using their $sv module jars with $v common/remoting/store"
   fi
   rm -rf "$d/lib"; mv "$d/lib.tmp" "$d/lib"
   touch "$d/lib/.complete"
-  log "official $v: $(ls "$d/lib" | wc -l) jars in $d/lib"
+  log "official $v: $(ls "$d/lib" | grep -c '\.jar$') jars in $d/lib"
   echo "$d/lib"
+}
+
+cmd_fetch() {
+  local v="${1:-$DEFAULT_VERSION}"
+  if is_exact "$v"; then fetch_exact "$v" || die "fetch $v failed"; return; fi
+  local prefix c; prefix=$(version_prefix "$v")
+  if [ -z "${OFFICIAL_REFRESH:-}" ] && [ -n "$(newest_cached "$prefix")" ]; then
+    fetch_exact "$(newest_cached "$prefix")"; return
+  fi
+  # newest first; some versions are listed but incomplete on Central (e.g. 5.3.4: broker/namesrv only)
+  for c in $(candidates "$prefix"); do
+    if fetch_exact "$c"; then return 0; fi
+    rm -rf "$CACHE/official-$c"
+  done
+  die "no complete $prefix.x release found on Maven Central"
 }
 
 # ---------------------------------------------------------------- helpers
@@ -216,35 +251,48 @@ EOF
 
   local cp="$lib/*"
   local jopts; jopts=$(java_opts_common)
-  local sysprops=(-Duser.home="$home" -Drocketmq.home.dir="$home" -Dlogback.configurationFile="$home/conf/logback_broker.xml")
 
-  # nameserver
-  # shellcheck disable=SC2086
-  ROCKETMQ_HOME="$home" nohup java $jopts -Duser.home="$home" -Drocketmq.home.dir="$home" \
-      -Dlogback.configurationFile="$home/conf/logback_namesrv.xml" \
-      -cp "$cp" org.apache.rocketmq.namesrv.NamesrvStartup -c "$home/conf/namesrv.properties" \
-      > "$logs/namesrv.out" 2>&1 < /dev/null &
-  echo $! > "$store/namesrv.pid"
-  local deadline=$(( SECONDS + START_TIMEOUT ))
-  until grep -q "boot success" "$logs/namesrv.out" 2>/dev/null; do
-    alive "$(cat "$store/namesrv.pid")" || { tail -30 "$logs/namesrv.out" >&2; die "nameserver exited during start"; }
-    [ $SECONDS -lt $deadline ] || { tail -30 "$logs/namesrv.out" >&2; cmd_stop "$store" >/dev/null 2>&1 || true; die "nameserver not up after ${START_TIMEOUT}s"; }
-    sleep 0.3
-  done
-
-  # broker
-  # shellcheck disable=SC2086
-  ROCKETMQ_HOME="$home" nohup java $jopts "${sysprops[@]}" \
-      -cp "$cp" org.apache.rocketmq.broker.BrokerStartup -c "$home/conf/broker.properties" \
-      > "$logs/broker.out" 2>&1 < /dev/null &
-  echo $! > "$store/broker.pid"
-  until grep -q "boot success" "$logs/broker.out" 2>/dev/null \
-        && ns_cluster_info "$nsport" | grep -q "127.0.0.1:$bport"; do
-    alive "$(cat "$store/broker.pid")" || { tail -30 "$logs/broker.out" >&2; cmd_stop "$store" >/dev/null 2>&1 || true; die "broker exited during start"; }
-    [ $SECONDS -lt $deadline ] || { tail -30 "$logs/broker.out" >&2; cmd_stop "$store" >/dev/null 2>&1 || true; die "broker not registered after ${START_TIMEOUT}s"; }
-    sleep 0.3
+  # nameserver, then broker. A bind failure ("Address already in use": e.g. a port still held by a lingering
+  # socket right after a stop, or taken as an ephemeral port by some client) is retried a few times.
+  local deadline=$(( SECONDS + START_TIMEOUT )) kind attempt rc
+  for kind in namesrv broker; do
+    for attempt in 1 2 3 4 5 6; do
+      rc=0; launch "$kind" || rc=$?
+      [ $rc -eq 0 ] && break
+      tail -5 "$logs/$kind.out" >&2
+      if [ $rc -eq 3 ] && [ $attempt -lt 6 ] && [ $SECONDS -lt $deadline ]; then
+        log "$kind: port busy, retrying in 2s (attempt $attempt)"; sleep 2; continue
+      fi
+      cmd_stop "$store" >/dev/null 2>&1 || true
+      die "$kind did not start (see $logs/$kind.out)"
+    done
   done
   echo "ready ns=127.0.0.1:$nsport broker=127.0.0.1:$bport"
+}
+
+# launch namesrv|broker (uses cmd_start's locals); 0 = up, 3 = bind failure, 1 = other failure/timeout
+launch() {
+  local kind=$1 main cfgname
+  if [ "$kind" = namesrv ]; then main=org.apache.rocketmq.namesrv.NamesrvStartup; else main=org.apache.rocketmq.broker.BrokerStartup; fi
+  # shellcheck disable=SC2086
+  ROCKETMQ_HOME="$home" nohup java $jopts -Duser.home="$home" -Drocketmq.home.dir="$home" \
+      -Dlogback.configurationFile="$home/conf/logback_$kind.xml" \
+      -cp "$cp" "$main" -c "$home/conf/$kind.properties" > "$logs/$kind.out" 2>&1 < /dev/null &
+  local pid=$!
+  echo "$pid" > "$store/$kind.pid"
+  while true; do
+    if grep -q "boot success" "$logs/$kind.out" 2>/dev/null; then
+      [ "$kind" = namesrv ] && return 0
+      ns_cluster_info "$nsport" | grep -q "127.0.0.1:$bport" && return 0
+    fi
+    if ! alive "$pid"; then
+      rm -f "$store/$kind.pid"
+      grep -q "Address already in use" "$logs/$kind.out" && return 3
+      return 1
+    fi
+    if [ $SECONDS -ge $deadline ]; then log "$kind not ready after ${START_TIMEOUT}s"; return 1; fi
+    sleep 0.3
+  done
 }
 
 # ---------------------------------------------------------------- stop

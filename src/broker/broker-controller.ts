@@ -19,7 +19,10 @@ import { registerConsumerListProcessors } from './processors/consumer-list.js';
 import { registerConsumerOffsetProcessors } from './processors/consumer-offset.js';
 import { registerLockProcessors } from './processors/lock.js';
 import { registerPullMessageProcessor } from './processors/pull-message.js';
+import { registerSendBackProcessor } from './processors/send-back.js';
 import { registerSendMessageProcessor } from './processors/send-message.js';
+import { parseMessageDelayLevel } from './schedule/delay-levels.js';
+import { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
 
@@ -67,6 +70,12 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const producerManager = new ProducerManager(log);
   const rebalanceLockManager = new RebalanceLockManager(config);
   const pullRequestHoldService = new PullRequestHoldService(log);
+  const scheduleMessageService = new ScheduleMessageService(
+    config.storePathRootDir,
+    parseMessageDelayLevel(config.messageDelayLevel),
+    store,
+    log.child({ component: 'schedule' }),
+  );
   const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0 };
 
   const ctx: BrokerContext = {
@@ -80,6 +89,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     producerManager,
     rebalanceLockManager,
     pullRequestHoldService,
+    scheduleMessageService,
     brokerAddr,
     registerBrokerAll: () => registration.registerAll(),
     stats,
@@ -88,6 +98,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
 
   registerSendMessageProcessor(server, ctx);
   registerPullMessageProcessor(server, ctx);
+  registerSendBackProcessor(server, ctx);
   registerConsumerOffsetProcessors(server, ctx);
   registerClientManageProcessors(server, ctx);
   registerConsumerListProcessors(server, ctx);
@@ -109,8 +120,11 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       topicConfigManager.load();
       subscriptionGroupManager.load();
       consumerOffsetManager.load();
+      scheduleMessageService.load();
       store.onDispatch(pullRequestHoldService.onDispatch);
+      store.onDispatch(scheduleMessageService.onDispatch);
       await store.start();
+      scheduleMessageService.start();
       topicConfigManager.persist();
       boundPort = await server.listen(config.listenPort);
       offsetTimer = setInterval(() => consumerOffsetManager.persist(), config.flushConsumerOffsetInterval);
@@ -125,6 +139,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       if (offsetTimer) clearInterval(offsetTimer);
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
+      scheduleMessageService.shutdown();
       consumerManager.shutdown();
       await server.close();
       await client.close();

@@ -7,6 +7,7 @@ import type { ProducerManager } from './client/producer-manager.js';
 import type { RebalanceLockManager } from './client/rebalance-lock-manager.js';
 import type { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
 import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import type { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import type { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 
@@ -22,6 +23,7 @@ export interface BrokerContext {
   producerManager: ProducerManager;
   rebalanceLockManager: RebalanceLockManager;
   pullRequestHoldService: PullRequestHoldService;
+  scheduleMessageService: ScheduleMessageService;
   /** `brokerIP1:listenPort`, the address clients reach us at (also the STOREHOST of records). */
   brokerAddr(): string;
   /** Registers with every nameserver now (after topic changes); resolves when all have answered or failed. */

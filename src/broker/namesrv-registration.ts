@@ -60,7 +60,8 @@ export class NamesrvRegistration {
       JSON.stringify({ filterServerList: [], topicConfigSerializeWrapper: this.topics.wrapper() }),
       'utf8',
     );
-    const crc = zlib.crc32(body) | 0;
+    // Java UtilAll.crc32 clears the sign bit; the official namesrv compares against that.
+    const crc = zlib.crc32(body) & 0x7fffffff;
     await Promise.all(
       addrs.map(async (addr) => {
         const req = createRequest(

@@ -235,6 +235,7 @@ class Parser {
       this.skipWs();
       const d = s[this.pos];
       if (d === ',') this.pos++;
+      else if (d === undefined) this.fail('unterminated array');
       else if (d !== ']') this.fail('expected , or ] in array');
     }
   }
@@ -281,6 +282,7 @@ class Parser {
       this.skipWs();
       const d = s[this.pos];
       if (d === ',') this.pos++;
+      else if (d === undefined) this.fail('unterminated object');
       else if (d !== '}') this.fail('expected , or } in object');
     }
     if (hasObjectKey) {

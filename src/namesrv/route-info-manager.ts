@@ -97,6 +97,13 @@ export class RouteInfoManager {
     const { clusterName, brokerAddr, brokerName, brokerId } = req;
     const result: RegisterBrokerResult = {};
 
+    // Java 5.x: a single-topic registration (sent after one topic changes) needs a full registration first.
+    // Checked before touching any table (Java leaves an empty BrokerData behind here).
+    if (req.topicConfigs.length === 1 && !this.brokerAddrTable.get(brokerName)?.brokerAddrs.has(brokerId)) {
+      this.logger.warn({ brokerName, brokerId, brokerAddr }, 'single-topic registration before the first full one, rejected');
+      return null;
+    }
+
     let brokerNames = this.clusterAddrTable.get(clusterName);
     if (!brokerNames) {
       brokerNames = new Set();
@@ -128,12 +135,6 @@ export class RouteInfoManager {
         this.brokerLiveTable.delete(liveKey(clusterName, brokerAddr));
         return result;
       }
-    }
-
-    // Java 5.x: a single-topic registration (REGISTER after one topic change) needs a full registration first.
-    if (!addrs.has(brokerId) && req.topicConfigs.length === 1) {
-      this.logger.warn({ brokerName, brokerId, brokerAddr }, 'single-topic registration before the first full one, rejected');
-      return null;
     }
 
     const oldAddr = addrs.get(brokerId);
@@ -299,7 +300,9 @@ export class RouteInfoManager {
   scanNotActiveBrokers(): string[] {
     const now = this.now();
     const expired: string[] = [];
-    for (const live of [...this.brokerLiveTable.values()]) {
+    for (const [key, live] of [...this.brokerLiveTable]) {
+      // closing one expired link may already have removed other brokers registered on it
+      if (this.brokerLiveTable.get(key) !== live) continue;
       if (live.lastUpdateTimestamp + live.heartbeatTimeoutMillis < now) {
         this.logger.warn({ brokerAddr: live.brokerAddr, timeoutMs: live.heartbeatTimeoutMillis }, 'broker expired, removing');
         this.unregisterLive(live.clusterName, live.brokerAddr);

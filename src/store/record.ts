@@ -284,3 +284,18 @@ export function isQueuedTransactionType(sysFlag: number): boolean {
   const t = sysFlag & SysFlag.TRANSACTION_TYPE_MASK;
   return t === SysFlag.TRANSACTION_NOT_TYPE || t === SysFlag.TRANSACTION_COMMIT_TYPE;
 }
+
+// Topic strings repeat; cache their UTF-8 bytes (bounded).
+const topicBytesCache = new Map<string, Buffer>();
+const TOPIC_CACHE_MAX = 65536;
+
+/** UTF-8 bytes of a topic, cached. */
+export function topicBytesOf(topic: string): Buffer {
+  let b = topicBytesCache.get(topic);
+  if (!b) {
+    if (topicBytesCache.size >= TOPIC_CACHE_MAX) topicBytesCache.clear();
+    b = Buffer.from(topic, 'utf8');
+    topicBytesCache.set(topic, b);
+  }
+  return b;
+}

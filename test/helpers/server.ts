@@ -5,6 +5,9 @@ import { type Broker, createBroker } from '../../src/broker/broker-controller.js
 import { BROKER_SCHEMA, type BrokerConfig, NAMESRV_SCHEMA, defaults } from '../../src/common/config.js';
 import { createLogger, silentLogger } from '../../src/common/logger.js';
 import { createNamesrv } from '../../src/namesrv/index.js';
+import { RequestCode } from '../../src/common/request-code.js';
+import { createRequest } from '../../src/remoting/command.js';
+import { RemotingClient } from '../../src/remoting/client.js';
 
 export interface TestServer {
   namesrvAddr: string;
@@ -71,5 +74,37 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Creates a topic the way mqadmin updateTopic does (UPDATE_AND_CREATE_TOPIC to the broker), then waits until
+ * the nameserver serves its route. ali-ons has no auto-create fallback, so its tests create topics first.
+ */
+export async function createTopic(server: TestServer, topic: string, queues = 4): Promise<void> {
+  const client = new RemotingClient(silentLogger());
+  try {
+    const res = await client.request(
+      server.brokerAddr,
+      createRequest(RequestCode.UPDATE_AND_CREATE_TOPIC, {
+        topic,
+        defaultTopic: 'TBW102',
+        readQueueNums: String(queues),
+        writeQueueNums: String(queues),
+        perm: '6',
+        topicFilterType: 'SINGLE_TAG',
+        topicSysFlag: '0',
+        order: 'false',
+      }),
+      5000,
+    );
+    if (res.code !== 0) throw new Error(`create topic ${topic}: code ${res.code} ${res.remark ?? ''}`);
+    await waitFor(
+      async () => (await client.request(server.namesrvAddr, createRequest(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }), 5000)).code === 0,
+      10_000,
+      `route of ${topic}`,
+    );
+  } finally {
+    await client.close();
   }
 }

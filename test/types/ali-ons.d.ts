@@ -4,7 +4,9 @@ declare module 'ali-ons' {
     constructor(topic: string, tags: string, body: string | Buffer);
     topic: string;
     tags: string;
-    keys: string[];
+    /** Getter returns the space-joined KEYS string; the setter takes an array. */
+    get keys(): string;
+    set keys(v: string[]);
     body: Buffer;
     msgId: string;
     queueId: number;

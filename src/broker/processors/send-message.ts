@@ -1,5 +1,5 @@
 import { javaStringHashCode } from '../../common/java-hash.js';
-import { MessageConst, getProperty } from '../../common/message-properties.js';
+import { MessageConst, encodeProperties, getProperty, parseProperties } from '../../common/message-properties.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
@@ -8,6 +8,7 @@ import type { MessageToStore, PutResult } from '../../store/types.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, createUniqueKey, parseHostAddress } from '../message-id.js';
 import { RETRY_GROUP_TOPIC_PREFIX, SystemTopic, type TopicConfig, isWriteable, validateTopicName } from '../topic/topic-config.js';
+import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';
 import { putResultToResponse } from './put-status.js';
 
 /** SendMessageRequestHeaderV2's one-letter keys (Java SendMessageRequestHeaderV2). */
@@ -122,7 +123,12 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
   } else {
     const tooBig = checkSizes(ctx, body.length, header.properties);
     if (tooBig) return tooBig;
-    result = await ctx.store.putMessage(buildMessage(ctx, header, queueId, header.flag, body, header.properties, bornHost, storeHost));
+    const msg = buildMessage(ctx, header, queueId, header.flag, body, header.properties, bornHost, storeHost);
+    if (header.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
+      const refused = routeRetryMessage(ctx, header, msg, req.version);
+      if (refused) return refused;
+    }
+    result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
   }
 
   const res = putResultToResponse(result);
@@ -137,6 +143,27 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
     };
   }
   return res;
+}
+
+/**
+ * A producer-side send to `%RETRY%<group>` (the Java consumer's fallback when send-back fails, and the orderly
+ * consumer's last step): past the group's retry limit it becomes a dead letter (Java handleRetryAndDLQ).
+ */
+function routeRetryMessage(ctx: BrokerContext, header: SendHeader, msg: MessageToStore, requestVersion: number): RemotingCommand | undefined {
+  const group = header.topic.slice(RETRY_GROUP_TOPIC_PREFIX.length);
+  const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
+  if (!groupConfig) {
+    return createResponse(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group not exist, ${group}`);
+  }
+  const max = maxReconsumeTimes(requestVersion, header.maxReconsumeTimes, groupConfig.retryMaxTimes);
+  if (header.reconsumeTimes > max || ctx.rebalanceLockManager.isLockedByAnyone?.(group)) {
+    msg.topic = ensureDlqTopic(ctx, group).topicName;
+    msg.queueId = 0;
+    const props = parseProperties(msg.propertiesString);
+    props.delete(MessageConst.DELAY_TIME_LEVEL);
+    msg.propertiesString = encodeProperties(props);
+  }
+  return undefined;
 }
 
 function isStoredButSlow(code: number): boolean {

@@ -3,15 +3,18 @@
 // into the tail cache and written by a single writer loop that takes everything appended since its last
 // write as one batch (group commit): one writev per segment, then under SYNC_FLUSH one fdatasync, then the
 // batch's records are handed to the dispatcher and the waiting puts are resolved.
-import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { DispatchedEntry, MessageToStore, PutResult, PutStatus } from '../types.js';
 import type { StoreConfig } from '../config.js';
-import { BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, writeRecord, type RecordPlacement } from '../record.js';
+import {
+  BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
+} from '../record.js';
 import { fdatasync, readFully, writevAll } from '../io.js';
 import { Segment } from '../segment.js';
 import { TailCache } from './tail-cache.js';
-import { isSegmentEmptySync, loadSegmentsSync, LogReader } from './recovery.js';
+import {
+  abnormalWindowStart, loadSegmentsSync, recoverLog, recoveryWindowStart, truncateSegmentsSync,
+} from './recovery.js';
 
 /** Per-queue counter the append path takes queue offsets from (the consume queue's next offset). */
 export interface QueueOffsetCounter {
@@ -88,69 +91,39 @@ export class CommitLog {
     return this.segments[0]?.fromOffset ?? 0;
   }
 
-  get pendingWriteBytes(): number {
-    return this.pendingBytes;
-  }
-
   // ---------------------------------------------------------------- start-up
 
   loadSync(): void {
-    fs.mkdirSync(this.config.storePathCommitLog, { recursive: true });
     this.segments = loadSegmentsSync(this.config.storePathCommitLog, this.segmentSize);
   }
 
-  /** Offset where a clean-restart scan begins: the start of the last `recoverScanFileNum` files holding data. */
-  recoveryWindowStart(): number {
-    let last = this.segments.length - 1;
-    while (last > 0 && isSegmentEmptySync(this.segments[last]!)) last--;
-    const n = this.config.recoverScanFileNum;
-    const first = n > 0 ? Math.max(0, last - n + 1) : 0;
-    return this.segments[first]?.fromOffset ?? 0;
+  /**
+   * Where validation starts: after a clean stop, the last `recoverScanFileNum` files holding data; after an
+   * abnormal stop, the newest file stored before the checkpoint's min timestamp (Java recoverAbnormally).
+   */
+  recoveryWindowStart(abnormalMinTimestamp?: number): number {
+    const clean = recoveryWindowStart(this.segments, this.config.recoverScanFileNum);
+    if (abnormalMinTimestamp === undefined) return clean;
+    return Math.min(clean, abnormalWindowStart(this.segments, abnormalMinTimestamp));
   }
 
   /**
-   * Validates records from `startOffset` until the first invalid one, truncates the torn tail (zeroing it and
-   * deleting later files) and positions the writer there. Returns the end of the valid data.
+   * Recovers the log (see recoverLog), hands every record from `scanStart` on to `onRecord` (re-dispatch),
+   * truncates the torn tail and positions the writer at the end, which it returns.
    */
-  recoverSync(startOffset: number): number {
-    const reader = new LogReader(this.segments, startOffset, this.config.checkCRCOnRecover);
-    let processOffset = Math.max(startOffset, this.minOffset);
-    let lastTimestamp = 0;
-    for (;;) {
-      const item = reader.next();
-      if (item.kind === 'record') {
-        processOffset = item.offset + item.record.totalSize;
-        lastTimestamp = item.record.storeTimestamp;
-        continue;
-      }
-      processOffset = item.offset;
-      if (item.kind === 'invalid') {
-        this.logger.warn({ offset: item.offset }, 'commit log: invalid record, truncating the log here');
-      }
-      break;
-    }
-    this.truncateSync(processOffset);
+  async recover(
+    scanStart: number,
+    windowStart: number,
+    onRecord: (record: DecodedRecord, offset: number) => void,
+    pause: () => Promise<void>,
+  ): Promise<number> {
+    const { processOffset, lastStoreTimestamp } = await recoverLog(this.segments, {
+      scanStart, windowStart, checkCrc: this.config.checkCRCOnRecover, logger: this.logger, onRecord, pause,
+    });
+    this.segments = truncateSegmentsSync(this.segments, processOffset, this.logger);
     this.writeOffset = this.writtenOffset = this.flushedOffset = processOffset;
-    this.writtenStoreTimestamp = this.flushedStoreTimestamp = lastTimestamp;
+    this.writtenStoreTimestamp = this.flushedStoreTimestamp = lastStoreTimestamp;
     return processOffset;
-  }
-
-  private truncateSync(offset: number): void {
-    const keep: Segment[] = [];
-    for (const seg of this.segments) {
-      if (seg.fromOffset < offset || (seg.fromOffset === offset && offset === this.minOffset)) {
-        keep.push(seg);
-        if (offset < seg.endOffset) seg.zeroFromSync(offset - seg.fromOffset);
-      } else {
-        this.logger.info({ file: seg.filePath }, 'commit log: deleting file beyond the recovered end');
-        seg.destroySync();
-      }
-    }
-    this.segments = keep;
-  }
-
-  newReader(startOffset: number, checkCrc: boolean): LogReader {
-    return new LogReader(this.segments, startOffset, checkCrc);
   }
 
   // ---------------------------------------------------------------- append
@@ -439,18 +412,4 @@ export class CommitLog {
     for (const seg of this.segments) await seg.close().catch(() => {});
     this.cache.clear();
   }
-}
-
-// Topic strings repeat; cache their UTF-8 bytes (bounded).
-const topicBytesCache = new Map<string, Buffer>();
-const TOPIC_CACHE_MAX = 65536;
-
-export function topicBytesOf(topic: string): Buffer {
-  let b = topicBytesCache.get(topic);
-  if (!b) {
-    if (topicBytesCache.size >= TOPIC_CACHE_MAX) topicBytesCache.clear();
-    b = Buffer.from(topic, 'utf8');
-    topicBytesCache.set(topic, b);
-  }
-  return b;
 }

@@ -3,18 +3,21 @@
 // CommitLog.checkMessageAndReturnSize.
 import fs from 'node:fs';
 import path from 'node:path';
-import { BLANK_MAGIC_CODE, checkRecord, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2, RECORD_OVERHEAD_V1_IPV4 } from '../record.js';
+import {
+  BLANK_MAGIC_CODE, checkRecord, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2, readInt64, RECORD_OVERHEAD_V1_IPV4, RecordPos,
+  storeTimestampPos,
+} from '../record.js';
 import type { DecodedRecord } from '../record.js';
+import type { Logger } from 'pino';
 import { isOffsetFileName, readFullySync } from '../io.js';
 import { Segment } from '../segment.js';
 
 /** Opens every commit-log file in `dir`, oldest first. Throws if names are not contiguous offsets. */
 export function loadSegmentsSync(dir: string, segmentSize: number): Segment[] {
-  if (!fs.existsSync(dir)) return [];
+  fs.mkdirSync(dir, { recursive: true });
   const names = fs.readdirSync(dir).filter(isOffsetFileName).sort();
   const segments: Segment[] = [];
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
+  for (const name of names) {
     const from = Number(name);
     if (from % segmentSize !== 0) {
       throw new Error(`commit log file ${name} is not aligned to mappedFileSizeCommitLog=${segmentSize}`);
@@ -23,8 +26,9 @@ export function loadSegmentsSync(dir: string, segmentSize: number): Segment[] {
     if (prev && prev.endOffset !== from) throw new Error(`commit log files are not contiguous at ${name}`);
     const filePath = path.join(dir, name);
     const size = fs.statSync(filePath).size;
-    // Java refuses a file of the wrong size; a short *last* file is a crash during creation and is extended.
-    if (size > segmentSize || (size < segmentSize && i !== names.length - 1)) {
+    // Java refuses a file of the wrong size. A short file (crash while creating it, or cut by hand) is
+    // extended with zeros instead: the scan then ends the log where its data ends.
+    if (size > segmentSize) {
       for (const s of segments) s.closeSync();
       throw new Error(`commit log file ${name} has size ${size}, expected ${segmentSize}`);
     }
@@ -63,7 +67,8 @@ export class LogReader {
   constructor(
     private readonly segments: readonly Segment[],
     startOffset: number,
-    private readonly checkCrc: boolean,
+    /** BODYCRC is verified for records at or after this offset (Infinity: never). */
+    public crcFromOffset: number,
     chunkBytes = SCAN_CHUNK_BYTES,
   ) {
     this.win = Buffer.allocUnsafe(chunkBytes);
@@ -121,7 +126,7 @@ export class LogReader {
       }
       const s = this.ensure(seg, totalSize);
       const raw = this.win.subarray(s, s + totalSize);
-      const record = checkRecord(raw, 0, this.checkCrc);
+      const record = checkRecord(raw, 0, offset >= this.crcFromOffset);
       if (!record) return { kind: 'invalid', offset };
       this.pos += totalSize;
       return { kind: 'record', offset, record, raw };
@@ -141,4 +146,94 @@ export class LogReader {
     this.winLen = want;
     return 0;
   }
+}
+
+/** Offset where a clean-restart scan begins: the start of the last `fileNum` files holding data (0: all). */
+export function recoveryWindowStart(segments: readonly Segment[], fileNum: number): number {
+  let last = segments.length - 1;
+  while (last > 0 && isSegmentEmptySync(segments[last]!)) last--;
+  const first = fileNum > 0 ? Math.max(0, last - fileNum + 1) : 0;
+  return segments[first]?.fromOffset ?? 0;
+}
+
+/**
+ * CommitLog.recoverAbnormally's start: the newest file whose first record was stored at or before
+ * `minTimestamp` (checkpoint min(physic, logics) − 3 s); file 0 if none qualifies.
+ */
+export function abnormalWindowStart(segments: readonly Segment[], minTimestamp: number): number {
+  const head = Buffer.alloc(RECORD_OVERHEAD_V1_IPV4);
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const seg = segments[i]!;
+    if (readFullySync(seg.fd, head, 0, head.length, 0) < head.length) continue;
+    const magic = head.readUInt32BE(4);
+    if (magic !== MESSAGE_MAGIC_CODE_V1 && magic !== MESSAGE_MAGIC_CODE_V2) continue;
+    const storeTimestamp = readInt64(head, storeTimestampPos(head.readInt32BE(RecordPos.SYS_FLAG)));
+    if (storeTimestamp !== 0 && storeTimestamp <= minTimestamp) return seg.fromOffset;
+  }
+  return segments[0]?.fromOffset ?? 0;
+}
+
+/** Re-dispatch yields this often so consume-queue writes keep up (bounds memory while rebuilding). */
+const PAUSE_EVERY_RECORDS = 4096;
+
+export interface RecoverOptions {
+  /** Where reading starts (<= windowStart). */
+  scanStart: number;
+  /** From here on records are validated and the first invalid one ends the log. */
+  windowStart: number;
+  checkCrc: boolean;
+  logger: Logger;
+  onRecord: (record: DecodedRecord, offset: number) => void;
+  pause: () => Promise<void>;
+}
+
+/**
+ * CommitLog.recoverNormally: reads records from `scanStart`, giving each to `onRecord`. Inside the window the
+ * first invalid record (bad magic, size or CRC: a torn write) ends the log. Before the window a damaged
+ * file is skipped instead — it is old, acknowledged data whose consume-queue entries are being rebuilt.
+ */
+export async function recoverLog(
+  segments: readonly Segment[], o: RecoverOptions,
+): Promise<{ processOffset: number; lastStoreTimestamp: number }> {
+  const minOffset = segments[0]?.fromOffset ?? 0;
+  const start = Math.min(o.scanStart, o.windowStart);
+  const reader = new LogReader(segments, start, o.checkCrc ? o.windowStart : Infinity);
+  let processOffset = Math.max(start, minOffset);
+  let lastStoreTimestamp = 0;
+  let seen = 0;
+  for (;;) {
+    const item = reader.next();
+    if (item.kind === 'record') {
+      processOffset = item.offset + item.record.totalSize;
+      lastStoreTimestamp = item.record.storeTimestamp;
+      o.onRecord(item.record, item.offset);
+      if (++seen % PAUSE_EVERY_RECORDS === 0) await o.pause();
+      continue;
+    }
+    if (item.kind !== 'eof' && item.offset < o.windowStart) {
+      o.logger.warn({ offset: item.offset, kind: item.kind }, 'commit log: unreadable data before the recovery window, skipping the file');
+      reader.skipSegment();
+      continue;
+    }
+    if (item.kind === 'invalid') o.logger.warn({ offset: item.offset }, 'commit log: invalid record, truncating the log here');
+    processOffset = Math.max(item.offset, minOffset);
+    break;
+  }
+  return { processOffset, lastStoreTimestamp };
+}
+
+/** Zeroes the log from `offset` (torn tail) and deletes the files after it; returns the files kept. */
+export function truncateSegmentsSync(segments: readonly Segment[], offset: number, logger: Logger): Segment[] {
+  const keep: Segment[] = [];
+  for (const seg of segments) {
+    // Keep the first file even when empty so the log's minimum offset survives.
+    if (seg.fromOffset < offset || keep.length === 0) {
+      keep.push(seg);
+      if (offset < seg.endOffset) seg.zeroFromSync(Math.max(0, offset - seg.fromOffset));
+    } else {
+      logger.info({ file: seg.filePath }, 'commit log: deleting file beyond the recovered end');
+      seg.destroySync();
+    }
+  }
+  return keep;
 }

@@ -58,11 +58,8 @@ export class ConsumeQueue implements QueueOffsetCounter {
 
   // ---------------------------------------------------------------- load (start-up, synchronous)
 
-  /**
-   * Opens the queue's files, finds the last valid entry (scanning from the third-last file, as Java) and drops
-   * entries pointing at or beyond `physEnd`, the recovered end of the commit log.
-   */
-  loadSync(physEnd: number): void {
+  /** Opens the queue's files and finds the last valid entry (scanning from the third-last file, as Java). */
+  loadSync(): void {
     const names = fs.existsSync(this.dir) ? fs.readdirSync(this.dir).filter(isOffsetFileName).sort() : [];
     for (const name of names) {
       const from = Number(name);
@@ -102,8 +99,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
           const offset = readInt64(buf, i);
           const size = buf.readInt32BE(i + 8);
           const index = (file.fromOffset + pos + i) / CQ_UNIT_SIZE;
-          // An entry whose record lies beyond the recovered log end is dropped with everything after it.
-          if (offset < 0 || size <= 0 || (index >= min && offset + size > physEnd)) {
+          if (offset < 0 || size <= 0) {
             max = index;
             break scan;
           }
@@ -112,11 +108,50 @@ export class ConsumeQueue implements QueueOffsetCounter {
       }
     }
     if (max < min) max = min;
+    if (lastEnd === 0 && max > min) {
+      // The last valid entry sits before the scanned files.
+      const file = this.fileFor((max - 1) * CQ_UNIT_SIZE)!;
+      readFullySync(file.fd, buf, 0, CQ_UNIT_SIZE, (max - 1) * CQ_UNIT_SIZE - file.fromOffset);
+      lastEnd = readInt64(buf, 0) + buf.readInt32BE(8);
+    }
     this.minOffset = this.tailStart = min;
     this.maxOffset = this.nextQueueOffset = this.writtenIndex = this.syncedIndex = max;
     this.maxPhysicEnd = lastEnd;
     this.truncateFilesSync(max);
     this.loadTailSync();
+  }
+
+  /**
+   * Drops entries whose record ends beyond `physEnd`, the recovered end of the commit log (Java
+   * truncateDirtyLogicFiles). Start-up only, with no writes in flight.
+   */
+  truncateBeyondSync(physEnd: number): void {
+    if (this.maxPhysicEnd <= physEnd) return;
+    const b = Buffer.allocUnsafe(CQ_UNIT_SIZE);
+    let max = this.maxOffset;
+    let lastEnd = 0;
+    while (max > this.minOffset) {
+      const e = this.entryAtSync(max - 1, b);
+      const end = e.commitLogOffset + e.sizeBytes;
+      if (e.sizeBytes !== CQ_PLACEHOLDER_SIZE && end <= physEnd) {
+        lastEnd = end;
+        break;
+      }
+      max--;
+    }
+    this.logger.info({ topic: this.topic, queueId: this.queueId, from: max, to: this.maxOffset },
+      'consume queue: dropping entries beyond the commit log end');
+    this.maxOffset = this.nextQueueOffset = this.writtenIndex = this.syncedIndex = max;
+    this.maxPhysicEnd = lastEnd;
+    this.truncateFilesSync(max);
+    if (max < this.tailStart) this.loadTailSync();
+  }
+
+  private entryAtSync(index: number, scratch: Buffer): CqEntry {
+    if (index >= this.tailStart) return parseEntry(this.tail, (index - this.tailStart) * CQ_UNIT_SIZE);
+    const file = this.fileFor(index * CQ_UNIT_SIZE)!;
+    readFullySync(file.fd, scratch, 0, CQ_UNIT_SIZE, index * CQ_UNIT_SIZE - file.fromOffset);
+    return parseEntry(scratch, 0);
   }
 
   /** Zeroes entries from `index` on and deletes files that start after it. */
@@ -248,8 +283,14 @@ export class ConsumeQueue implements QueueOffsetCounter {
 
   /** Resolves once every dispatched entry has been written to its file. */
   drainWrites(): Promise<void> {
-    if (!this.writing && this.writtenIndex >= this.maxOffset) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    if (!this.writing && (this.writtenIndex >= this.maxOffset || this.closed)) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (!this.writing) {
+      // Behind with no writer running: an earlier write failed; try again.
+      this.writing = true;
+      void this.writeLoop();
+    }
+    return done;
   }
 
   /** fdatasync of the files holding written-but-unsynced entries. Returns the number of files synced. */

@@ -1,0 +1,274 @@
+import type { BrokerConfig } from '../../common/config.js';
+import type { Logger } from '../../common/logger.js';
+import type { Connection } from '../../remoting/connection.js';
+import { notifyConsumerIdsChanged } from '../processors/consumer-list.js';
+import type { ClientChannelInfo, ConsumerGroupInfo, SubscriptionData } from './types.js';
+
+/** Java ConsumerManager.CHANNEL_EXPIRED_TIMEOUT: a channel with no heartbeat for this long is dropped. */
+export const CHANNEL_EXPIRED_TIMEOUT_MS = 120_000;
+/** Java ClientHousekeepingService scans every 10 s. */
+export const CLIENT_SCAN_INTERVAL_MS = 10_000;
+
+/** What a heartbeat tells us about the sending client. */
+export interface ClientIdentity {
+  clientId: string;
+  /** LanguageCode name from the request header (JAVA, GO, ...). */
+  language: string;
+  /** MQVersion ordinal from the request header. */
+  version: number;
+}
+
+/** One ConsumerData entry of a heartbeat, already normalised. */
+export interface ConsumerRegistration {
+  consumeType: string;
+  messageModel: string;
+  consumeFromWhere: string;
+  subscriptions: SubscriptionData[];
+}
+
+/** The part of SubscriptionGroupManager this manager reads. */
+export interface GroupConfigLookup {
+  get(group: string): { notifyConsumerIdsChangedEnable: boolean } | undefined;
+}
+
+export interface ConsumerManagerOptions {
+  channelExpiredTimeoutMs?: number;
+  /** 0 disables the periodic scan (tests call scanNotActiveChannel() themselves). */
+  scanIntervalMs?: number;
+  /** Sends NOTIFY_CONSUMER_IDS_CHANGED to one connection; defaults to the real oneway sender. */
+  notify?: (connection: Connection, group: string) => void;
+  now?: () => number;
+}
+
+/**
+ * Consumer groups and the connections in them, fed by heartbeats (Java: broker/client/ConsumerManager.java and
+ * ConsumerGroupInfo.java). Whenever a clustering group's membership or subscriptions change, every remaining
+ * member gets NOTIFY_CONSUMER_IDS_CHANGED (40) so it rebalances at once.
+ */
+export class ConsumerManager {
+  private readonly table = new Map<string, ConsumerGroupInfo>();
+  private readonly watched = new WeakSet<Connection>();
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly expiredTimeoutMs: number;
+  private readonly notifyFn: (connection: Connection, group: string) => void;
+  private readonly isNotifyEnabled: (group: string) => boolean;
+  private readonly now: () => number;
+
+  /**
+   * @param _config broker config (nothing read yet; kept so the wiring matches the other managers)
+   * @param groupConfigs where a group's notifyConsumerIdsChangedEnable is read (no auto-creation); a group
+   *   without config is notified.
+   */
+  constructor(
+    _config: BrokerConfig,
+    private readonly logger: Logger,
+    groupConfigs?: GroupConfigLookup,
+    options: ConsumerManagerOptions = {},
+  ) {
+    this.expiredTimeoutMs = options.channelExpiredTimeoutMs ?? CHANNEL_EXPIRED_TIMEOUT_MS;
+    this.notifyFn = options.notify ?? notifyConsumerIdsChanged;
+    this.isNotifyEnabled = (group) => groupConfigs?.get(group)?.notifyConsumerIdsChangedEnable ?? true;
+    this.now = options.now ?? Date.now;
+    const interval = options.scanIntervalMs ?? CLIENT_SCAN_INTERVAL_MS;
+    if (interval > 0) {
+      this.timer = setInterval(() => this.scanNotActiveChannel(), interval);
+      this.timer.unref();
+    }
+  }
+
+  shutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  getConsumerGroupInfo(group: string): ConsumerGroupInfo | undefined {
+    return this.table.get(group);
+  }
+
+  findSubscriptionData(group: string, topic: string): SubscriptionData | undefined {
+    return this.table.get(group)?.subscriptions.get(topic);
+  }
+
+  findSubscriptionDataCount(group: string): number {
+    return this.table.get(group)?.subscriptions.size ?? 0;
+  }
+
+  findChannel(group: string, clientId: string): ClientChannelInfo | undefined {
+    const info = this.table.get(group);
+    if (!info) return undefined;
+    for (const ch of info.channels.values()) if (ch.clientId === clientId) return ch;
+    return undefined;
+  }
+
+  getAllClientIds(group: string): string[] {
+    const info = this.table.get(group);
+    return info ? [...info.channels.values()].map((c) => c.clientId) : [];
+  }
+
+  /** Groups whose current subscriptions include the topic (Java queryTopicConsumeByWho). */
+  groupsByTopic(topic: string): string[] {
+    const out: string[] = [];
+    for (const [group, info] of this.table) if (info.subscriptions.has(topic)) out.push(group);
+    return out;
+  }
+
+  groupNames(): string[] {
+    return [...this.table.keys()];
+  }
+
+  /**
+   * Registers (or refreshes) one connection of a group from a heartbeat. Returns true when the group changed
+   * (new member, or a topic added/removed). `notifyEnabled` overrides the group config lookup (the heartbeat
+   * processor has the config at hand); `updateSubscription=false` keeps the known subscriptions (heartbeat v2).
+   */
+  registerConsumer(
+    group: string,
+    connection: Connection,
+    client: ClientIdentity,
+    data: ConsumerRegistration,
+    options: { notifyEnabled?: boolean; updateSubscription?: boolean } = {},
+  ): boolean {
+    if (connection.isClosed) return false;
+    const now = this.now();
+    let info = this.table.get(group);
+    if (!info) {
+      info = {
+        groupName: group,
+        consumeType: data.consumeType,
+        messageModel: data.messageModel,
+        consumeFromWhere: data.consumeFromWhere,
+        channels: new Map(),
+        subscriptions: new Map(),
+        lastUpdateTimestamp: now,
+      };
+      this.table.set(group, info);
+    }
+    this.watch(connection);
+
+    info.consumeType = data.consumeType;
+    info.messageModel = data.messageModel;
+    info.consumeFromWhere = data.consumeFromWhere;
+    let channelAdded = false;
+    const old = info.channels.get(connection);
+    if (!old || old.clientId !== client.clientId) {
+      if (old) this.logger.error({ group, old: old.clientId, new: client.clientId }, 'consumer channel re-registered with another clientId');
+      info.channels.set(connection, { connection, ...client, lastUpdateTimestamp: now });
+      if (!old) {
+        channelAdded = true;
+        this.logger.info({ group, clientId: client.clientId, peer: connection.remoteAddress, messageModel: data.messageModel }, 'new consumer connected');
+      }
+    } else {
+      old.lastUpdateTimestamp = now;
+      old.language = client.language;
+      old.version = client.version;
+    }
+    info.lastUpdateTimestamp = now;
+
+    const subsChanged = options.updateSubscription === false ? false : this.updateSubscriptions(info, data.subscriptions);
+    const changed = channelAdded || subsChanged;
+    if (changed && (options.notifyEnabled ?? this.isNotifyEnabled(group))) this.notifyGroup(info);
+    return changed;
+  }
+
+  /** Java ConsumerGroupInfo.updateSubscription: add new topics, take newer subVersions, drop topics no longer sent. */
+  private updateSubscriptions(info: ConsumerGroupInfo, subs: SubscriptionData[]): boolean {
+    let changed = false;
+    const seen = new Set<string>();
+    for (const sub of subs) {
+      seen.add(sub.topic);
+      const old = info.subscriptions.get(sub.topic);
+      if (!old) {
+        info.subscriptions.set(sub.topic, sub);
+        changed = true;
+        this.logger.info({ group: info.groupName, topic: sub.topic, subString: sub.subString }, 'subscription added');
+      } else if (sub.subVersion > old.subVersion) {
+        info.subscriptions.set(sub.topic, sub);
+      }
+    }
+    for (const topic of [...info.subscriptions.keys()]) {
+      if (!seen.has(topic)) {
+        info.subscriptions.delete(topic);
+        changed = true;
+        this.logger.warn({ group: info.groupName, topic }, 'subscription removed');
+      }
+    }
+    return changed;
+  }
+
+  /** UNREGISTER_CLIENT for a consumer group (client shutdown). */
+  unregisterConsumer(group: string, connection: Connection, notifyEnabled?: boolean): void {
+    const info = this.table.get(group);
+    if (!info) return;
+    const old = info.channels.get(connection);
+    if (!old) return;
+    info.channels.delete(connection);
+    this.logger.info({ group, clientId: old.clientId }, 'consumer unregistered');
+    this.afterRemoval(info, notifyEnabled);
+  }
+
+  /** A connection closed: drop it from every group it was in. Returns true if it was in any. */
+  doChannelCloseEvent(connection: Connection): boolean {
+    let removed = false;
+    for (const info of [...this.table.values()]) {
+      const ch = info.channels.get(connection);
+      if (!ch) continue;
+      info.channels.delete(connection);
+      removed = true;
+      this.logger.info({ group: info.groupName, clientId: ch.clientId, peer: connection.remoteAddress }, 'consumer connection closed');
+      this.afterRemoval(info);
+    }
+    return removed;
+  }
+
+  /** Drops channels without a heartbeat for channelExpiredTimeoutMs and closes their connections (Java does too). */
+  scanNotActiveChannel(): void {
+    const now = this.now();
+    const expired: Array<[ConsumerGroupInfo, ClientChannelInfo]> = [];
+    for (const info of this.table.values()) {
+      for (const ch of info.channels.values()) {
+        if (now - ch.lastUpdateTimestamp > this.expiredTimeoutMs) expired.push([info, ch]);
+      }
+    }
+    const touched = new Set<ConsumerGroupInfo>();
+    for (const [info, ch] of expired) {
+      if (info.channels.get(ch.connection) !== ch) continue;
+      info.channels.delete(ch.connection);
+      touched.add(info);
+      this.logger.warn({ group: info.groupName, clientId: ch.clientId, peer: ch.connection.remoteAddress }, 'consumer channel expired (no heartbeat)');
+    }
+    for (const info of touched) this.afterRemoval(info);
+    for (const [, ch] of expired) {
+      try {
+        ch.connection.close();
+      } catch (err) {
+        this.logger.debug({ err }, 'closing expired consumer connection failed');
+      }
+    }
+  }
+
+  private afterRemoval(info: ConsumerGroupInfo, notifyEnabled?: boolean): void {
+    if (info.channels.size === 0 && this.table.get(info.groupName) === info) {
+      this.table.delete(info.groupName);
+      this.logger.info({ group: info.groupName }, 'consumer group has no connection left, removed');
+      return;
+    }
+    if (notifyEnabled ?? this.isNotifyEnabled(info.groupName)) this.notifyGroup(info);
+  }
+
+  /** Broadcasting consumers do not rebalance, so they are not told (Java 5.x ConsumerManager). */
+  private notifyGroup(info: ConsumerGroupInfo): void {
+    if (info.messageModel === 'BROADCASTING') return;
+    for (const connection of info.channels.keys()) {
+      try {
+        this.notifyFn(connection, info.groupName);
+      } catch (err) {
+        this.logger.warn({ err, group: info.groupName }, 'notify consumer ids changed failed');
+      }
+    }
+  }
+
+  private watch(connection: Connection): void {
+    if (this.watched.has(connection)) return;
+    this.watched.add(connection);
+    connection.onClose((c) => this.doChannelCloseEvent(c));
+  }
+}

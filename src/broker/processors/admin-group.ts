@@ -1,0 +1,150 @@
+// Group administration and consumer/producer views: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200),
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), DELETE_SUBSCRIPTIONGROUP (207), GET_SUBSCRIPTIONGROUP_CONFIG (352),
+// GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203), GET_PRODUCER_CONNECTION_LIST (204),
+// GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343).
+// Java: broker/processor/AdminBrokerProcessor.java (4.9.x and 5.x).
+import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
+import { RequestCode } from '../../common/request-code.js';
+import { ResponseCode } from '../../common/response-code.js';
+import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
+import type { RemotingServer } from '../../remoting/server.js';
+import type { ClientChannelInfo, MessageQueue } from '../client/types.js';
+import type { BrokerContext } from '../context.js';
+import {
+  encodeSubscriptionGroupConfig,
+  parseSubscriptionGroupConfig,
+  validateGroupName,
+} from '../subscription/subscription-group-manager.js';
+import { encodeMessageQueueTable } from './admin-topic.js';
+import { parseJsonBody, withBodyErrors } from './client-manage.js';
+
+const body = (text: string): Buffer => Buffer.from(text);
+
+/** Java body.Connection, fields in fastjson's order. */
+function connectionJson(ch: ClientChannelInfo): Record<string, unknown> {
+  return { clientAddr: ch.connection.remoteAddress, clientId: ch.clientId, language: ch.language, version: ch.version };
+}
+
+function updateAndCreateSubscriptionGroup(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const raw = parseJsonBody(req, 'UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (a SubscriptionGroupConfig JSON body is required)');
+  let cfg;
+  try {
+    cfg = parseSubscriptionGroupConfig(raw);
+  } catch (err) {
+    return createResponse(ResponseCode.INVALID_PARAMETER, `subscription group config: ${(err as Error).message}`);
+  }
+  const invalid = validateGroupName(cfg.groupName);
+  if (invalid) return createResponse(ResponseCode.INVALID_PARAMETER, invalid);
+  ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(cfg);
+  return createResponse(ResponseCode.SUCCESS);
+}
+
+function getAllSubscriptionGroup(ctx: BrokerContext): RemotingCommand {
+  const sgm = ctx.subscriptionGroupManager;
+  return createResponse(ResponseCode.SUCCESS, undefined, { totalGroupNum: String(sgm.table.size) }, body(sgm.encode()));
+}
+
+function deleteSubscriptionGroup(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const h = new HeaderReader(req.extFields);
+  const group = h.str('groupName');
+  // 5.x calls the flag cleanOffset, 4.9.x removeOffset.
+  const cleanOffset = h.bool('cleanOffset', false) || h.bool('removeOffset', false);
+  ctx.subscriptionGroupManager.deleteSubscriptionGroupConfig(group);
+  if (cleanOffset) ctx.consumerOffsetManager.removeGroup(group);
+  return createResponse(ResponseCode.SUCCESS);
+}
+
+function getSubscriptionGroupConfig(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const group = new HeaderReader(req.extFields).str('group');
+  // Java looks up with auto-creation, so with autoCreateSubscriptionGroup=true any valid name "exists".
+  const cfg = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
+  if (!cfg) return createResponse(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `No group in this broker: ${group}`);
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(encodeSubscriptionGroupConfig(cfg)));
+}
+
+/**
+ * Topics GET_CONSUME_STATS reports (Java 5.x getTopicsForCollectingConsumeStats): an explicit `topicList`
+ * (`;`-separated) as given; otherwise the topic, or every topic the group has offsets for, minus topics the
+ * online group does not subscribe.
+ */
+function consumeStatsTopics(ctx: BrokerContext, group: string, topic: string | undefined, topicList: string | undefined): string[] {
+  const listed = (topicList ?? '').split(';').filter((t) => t.trim() !== '');
+  if (listed.length > 0) return [...new Set(listed)];
+  const topics = topic && topic.trim() !== '' ? [topic] : ctx.consumerOffsetManager.whichTopicByGroup(group);
+  const subscribed = ctx.consumerManager.findSubscriptionDataCount(group);
+  return topics.filter((t) => subscribed === 0 || ctx.consumerManager.findSubscriptionData(group, t) !== undefined);
+}
+
+async function getConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
+  const h = new HeaderReader(req.extFields);
+  const group = h.str('consumerGroup');
+  const { store } = ctx;
+  const entries: Array<[MessageQueue, Record<string, unknown>]> = [];
+  for (const topic of consumeStatsTopics(ctx, group, h.optStr('topic'), h.optStr('topicList'))) {
+    const tc = ctx.topicConfigManager.get(topic);
+    if (!tc) continue;
+    for (let queueId = 0; queueId < tc.readQueueNums; queueId++) {
+      const brokerOffset = Math.max(0, store.getMaxOffsetInQueue(topic, queueId));
+      // Java reports 0 when the group never committed (mqadmin shows the whole queue as lag).
+      const consumerOffset = Math.max(0, ctx.consumerOffsetManager.queryOffset(group, topic, queueId));
+      let lastTimestamp = 0;
+      if (consumerOffset > 0) {
+        const ts = await store.getMessageStoreTimestamp(topic, queueId, consumerOffset - 1);
+        if (ts > 0) lastTimestamp = ts;
+      }
+      // pullOffset (5.x): we keep no separate pull offsets, so it equals the committed offset.
+      entries.push([
+        { brokerName: ctx.config.brokerName, queueId, topic },
+        { brokerOffset, consumerOffset, lastTimestamp, pullOffset: consumerOffset },
+      ]);
+    }
+  }
+  const text = encodeMessageQueueTable(entries, { consumeTps: new JavaDouble(0) });
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(text));
+}
+
+function getConsumerConnectionList(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const group = new HeaderReader(req.extFields).str('consumerGroup');
+  const info = ctx.consumerManager.getConsumerGroupInfo(group);
+  if (!info || info.channels.size === 0) {
+    return createResponse(ResponseCode.CONSUMER_NOT_ONLINE, `the consumer group[${group}] not online`);
+  }
+  const connection = {
+    connectionSet: [...info.channels.values()].map(connectionJson),
+    consumeFromWhere: info.consumeFromWhere,
+    consumeType: info.consumeType,
+    messageModel: info.messageModel,
+    subscriptionTable: Object.fromEntries(info.subscriptions),
+  };
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson(connection)));
+}
+
+function getProducerConnectionList(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const group = new HeaderReader(req.extFields).str('producerGroup');
+  const channels = ctx.producerManager.getGroupChannels(group);
+  if (!channels) return createResponse(ResponseCode.SYSTEM_ERROR, `the producer group[${group}] not exist`);
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson({ connectionSet: [...channels.values()].map(connectionJson) })));
+}
+
+function getAllConsumerOffset(ctx: BrokerContext): RemotingCommand {
+  // Java's ConsumerOffsetManager.encode(): `{"offsetTable":{"t@g":{0:5}}}` with bare int keys.
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(ctx.consumerOffsetManager.encode()));
+}
+
+function queryTopicsByConsumer(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const group = new HeaderReader(req.extFields).str('group');
+  const topicList = { brokerAddr: ctx.brokerAddr(), topicList: ctx.consumerOffsetManager.whichTopicByGroup(group) };
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson(topicList)));
+}
+
+export function registerAdminGroupProcessors(server: RemotingServer, ctx: BrokerContext): void {
+  server.register(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, (req) => withBodyErrors(() => updateAndCreateSubscriptionGroup(ctx, req)));
+  server.register(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, () => getAllSubscriptionGroup(ctx));
+  server.register(RequestCode.DELETE_SUBSCRIPTIONGROUP, (req) => deleteSubscriptionGroup(ctx, req));
+  server.register(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, (req) => getSubscriptionGroupConfig(ctx, req));
+  server.register(RequestCode.GET_CONSUME_STATS, (req) => getConsumeStats(ctx, req));
+  server.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, (req) => getConsumerConnectionList(ctx, req));
+  server.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, (req) => getProducerConnectionList(ctx, req));
+  server.register(RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx));
+  server.register(RequestCode.QUERY_TOPICS_BY_CONSUMER, (req) => queryTopicsByConsumer(ctx, req));
+}

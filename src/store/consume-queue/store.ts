@@ -1,0 +1,105 @@
+// All consume queues: `{root}/consumequeue/{topic}/{queueId}/` (Java ConsumeQueueStore).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { ConsumeQueue } from './consume-queue.js';
+
+/** Consume-queue fdatasyncs in flight at once (libuv's pool has 4 threads by default). */
+const FLUSH_CONCURRENCY = 4;
+
+export class ConsumeQueueStore {
+  private readonly topics = new Map<string, Map<number, ConsumeQueue>>();
+
+  constructor(
+    readonly rootDir: string,
+    private readonly fileSize: number,
+    private readonly tailEntries: number,
+    private readonly logger: Logger,
+  ) {}
+
+  find(topic: string, queueId: number): ConsumeQueue | undefined {
+    return this.topics.get(topic)?.get(queueId);
+  }
+
+  /** The queue object (no files are created until its first entry is written). */
+  getOrCreate(topic: string, queueId: number): ConsumeQueue {
+    let byId = this.topics.get(topic);
+    if (!byId) {
+      byId = new Map();
+      this.topics.set(topic, byId);
+    }
+    let cq = byId.get(queueId);
+    if (!cq) {
+      const dir = path.join(this.rootDir, topic, String(queueId));
+      cq = new ConsumeQueue(topic, queueId, dir, this.fileSize, this.tailEntries, this.logger);
+      byId.set(queueId, cq);
+    }
+    return cq;
+  }
+
+  /** Loads every queue directory. */
+  loadSync(): void {
+    fs.mkdirSync(this.rootDir, { recursive: true });
+    for (const topic of fs.readdirSync(this.rootDir)) {
+      const topicDir = path.join(this.rootDir, topic);
+      if (!fs.statSync(topicDir).isDirectory()) continue;
+      for (const qid of fs.readdirSync(topicDir)) {
+        if (!/^\d+$/.test(qid) || !fs.statSync(path.join(topicDir, qid)).isDirectory()) continue;
+        this.getOrCreate(topic, Number(qid)).loadSync();
+      }
+    }
+  }
+
+  *all(): IterableIterator<ConsumeQueue> {
+    for (const byId of this.topics.values()) yield* byId.values();
+  }
+
+  queueIds(topic: string): number[] {
+    const byId = this.topics.get(topic);
+    return byId ? [...byId.keys()].sort((a, b) => a - b) : [];
+  }
+
+  /** Highest commit-log end any queue references (Java getMaxPhyOffsetInConsumeQueue). */
+  maxPhysicEnd(): number {
+    let max = 0;
+    for (const cq of this.all()) if (cq.maxPhysicEnd > max) max = cq.maxPhysicEnd;
+    return max;
+  }
+
+  /** Drops entries beyond the recovered commit-log end in every queue (start-up). */
+  truncateBeyondSync(physEnd: number): void {
+    for (const cq of this.all()) cq.truncateBeyondSync(physEnd);
+  }
+
+  async deleteTopic(topic: string): Promise<void> {
+    const byId = this.topics.get(topic);
+    this.topics.delete(topic);
+    if (byId) for (const cq of byId.values()) await cq.destroy();
+    await fs.promises.rm(path.join(this.rootDir, topic), { recursive: true, force: true });
+  }
+
+  async drainWrites(): Promise<void> {
+    await Promise.all([...this.all()].map((cq) => cq.drainWrites()));
+  }
+
+  /** Flushes every queue with unsynced entries, a few at a time; returns the number of files synced. */
+  async flushAll(): Promise<number> {
+    const dirty = [...this.all()].filter((cq) => cq.hasUnsyncedEntries);
+    let files = 0;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < dirty.length) {
+        const cq = dirty[next++]!;
+        await cq.drainWrites();
+        files += await cq.flush();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(FLUSH_CONCURRENCY, dirty.length) }, worker));
+    return files;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const cq of this.all()) await cq.close();
+    this.topics.clear();
+  }
+}

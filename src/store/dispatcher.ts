@@ -1,0 +1,96 @@
+// Builds consume-queue entries from commit-log records (Java ReputMessageService + CommitLogDispatcherBuildConsumeQueue)
+// and notifies listeners (long polling). Entries are idempotent by queue offset, so re-dispatching is safe.
+import type { Logger } from 'pino';
+import type { DispatchedEntry } from './types.js';
+import type { ConsumeQueueStore } from './consume-queue/store.js';
+import { isQueuedTransactionType, type DecodedRecord } from './record.js';
+import { javaStringHashCode } from '../common/java-hash.js';
+
+/** TopicValidator.RMQ_SYS_SCHEDULE_TOPIC */
+export const SCHEDULE_TOPIC = 'SCHEDULE_TOPIC_XXXX';
+const NAME_VALUE_SEPARATOR = '\u0001';
+const PROPERTY_SEPARATOR = '\u0002';
+
+/** Value of one property in a `k\x01v\x02` string (first occurrence), or undefined. */
+export function getProperty(propertiesString: string, name: string): string | undefined {
+  const key = name + NAME_VALUE_SEPARATOR;
+  let at = 0;
+  while (at < propertiesString.length) {
+    const end = propertiesString.indexOf(PROPERTY_SEPARATOR, at);
+    const stop = end < 0 ? propertiesString.length : end;
+    if (propertiesString.startsWith(key, at)) return propertiesString.slice(at + key.length, stop);
+    at = stop + 1;
+  }
+  return undefined;
+}
+
+/**
+ * The consume-queue tagsCode of a stored record, as CommitLog.checkMessageAndReturnSize computes it:
+ * hashCode(TAGS) (0 without tags); in SCHEDULE_TOPIC_XXXX the delivery time for the DELAY level.
+ */
+export function tagsCodeOf(topic: string, propertiesString: string, storeTimestamp: number, delayLevelsMs: readonly number[]): number {
+  if (propertiesString.length === 0) return 0;
+  let tagsCode = 0;
+  const tags = getProperty(propertiesString, 'TAGS');
+  if (tags) tagsCode = javaStringHashCode(tags);
+  if (topic === SCHEDULE_TOPIC) {
+    const level = Number.parseInt(getProperty(propertiesString, 'DELAY') ?? '', 10);
+    if (Number.isFinite(level) && level > 0 && delayLevelsMs.length > 0) {
+      tagsCode = storeTimestamp + delayLevelsMs[Math.min(level, delayLevelsMs.length) - 1]!;
+    }
+  }
+  return tagsCode;
+}
+
+/** Convenience for brokers building a MessageToStore: the tagsCode of a TAGS value (0 when empty). */
+export function tagsCodeOfTags(tags: string | undefined): number {
+  return tags ? javaStringHashCode(tags) : 0;
+}
+
+export type DispatchListener = (entry: DispatchedEntry) => void;
+
+export class Dispatcher {
+  private readonly listeners: DispatchListener[] = [];
+  /** Store timestamp of the newest record dispatched (checkpoint logicsMsgTimestamp after a CQ flush). */
+  lastStoreTimestamp = 0;
+
+  constructor(
+    private readonly cqStore: ConsumeQueueStore,
+    private readonly logger: Logger,
+    private readonly delayLevelsMs: readonly number[],
+  ) {}
+
+  onDispatch(listener: DispatchListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Records just written by the commit log, in log order. */
+  dispatchWritten(entries: DispatchedEntry[]): void {
+    for (const e of entries) {
+      const cq = this.cqStore.getOrCreate(e.topic, e.queueId);
+      if (!cq.putEntry(e.queueOffset, e.commitLogOffset, e.sizeBytes, e.tagsCode)) {
+        this.logger.warn({ topic: e.topic, queueId: e.queueId, queueOffset: e.queueOffset },
+          'dispatch: entry already present');
+        continue;
+      }
+      this.lastStoreTimestamp = e.storeTimestamp;
+      for (const l of this.listeners) {
+        try {
+          l(e);
+        } catch (err) {
+          this.logger.error({ err }, 'dispatch listener failed');
+        }
+      }
+    }
+  }
+
+  /** A record found in the log at start-up; returns true if it added a consume-queue entry. */
+  dispatchRecovered(rec: DecodedRecord, commitLogOffset: number): boolean {
+    if (!isQueuedTransactionType(rec.sysFlag)) return false;
+    const cq = this.cqStore.getOrCreate(rec.topic, rec.queueId);
+    const tagsCode = tagsCodeOf(rec.topic, rec.propertiesString, rec.storeTimestamp, this.delayLevelsMs);
+    const added = cq.putEntry(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode);
+    if (added) this.lastStoreTimestamp = rec.storeTimestamp;
+    return added;
+  }
+}

@@ -1,0 +1,24 @@
+// Public entry of the store. The broker uses createMessageStore and the MessageStore interface.
+import pino, { type Logger } from 'pino';
+import { resolveStoreConfig, type StoreConfigInput } from './config.js';
+import { DefaultMessageStore } from './message-store.js';
+
+export type * from './types.js';
+export {
+  resolveStoreConfig, parseDelayLevels, STORE_CONFIG_DEFAULTS, DEFAULT_STORE_PATH_ROOT_DIR,
+  DEFAULT_MESSAGE_DELAY_LEVEL, CQ_UNIT_SIZE,
+} from './config.js';
+export type { StoreConfig, StoreConfigInput, FlushDiskType } from './config.js';
+export { DefaultMessageStore, type StoreStats } from './message-store.js';
+export { MAX_PULL_TOTAL_BYTES } from './get-message.js';
+export { tagsCodeOf, tagsCodeOfTags, getProperty, SCHEDULE_TOPIC } from './dispatcher.js';
+export * from './record.js';
+export { crc32, bodyCrc32 } from './crc32.js';
+
+/**
+ * Creates (but does not start) a store. Missing config keys take the Java defaults; call start() before use
+ * and shutdown() to close cleanly.
+ */
+export function createMessageStore(config: StoreConfigInput = {}, logger?: Logger): DefaultMessageStore {
+  return new DefaultMessageStore(resolveStoreConfig(config), logger ?? pino({ level: 'silent' }));
+}

@@ -1,0 +1,340 @@
+// The store facade (Java DefaultMessageStore): validation, start-up recovery, flush scheduling, queries.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type {
+  DispatchedEntry, GetResult, MessageStore, MessageToStore, PutResult, PutStatus, TagsCodeFilter,
+} from './types.js';
+import { OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from './config.js';
+import { CommitLog, type PreparedMessage } from './commit-log/commit-log.js';
+import { ConsumeQueueStore } from './consume-queue/store.js';
+import { Dispatcher } from './dispatcher.js';
+import { AbortFile, StoreCheckpoint } from './checkpoint.js';
+import { getMessage, type GetContext } from './get-message.js';
+import { bodyCrc32 } from './crc32.js';
+import {
+  encodeRecordSize, isQueuedTransactionType, MAX_PROPERTIES_LENGTH, MAX_TOPIC_LENGTH, MESSAGE_MAGIC_CODE_V1,
+  MESSAGE_MAGIC_CODE_V2, readInt64, RECORD_OVERHEAD_V1_IPV4, RecordPos, storeTimestampPos, topicBytesOf, withHostFlags,
+} from './record.js';
+
+const MAX_QUEUE_ID = 0x7fffffff;
+
+export interface StoreStats {
+  commitLogWriteCalls: number;
+  commitLogFsyncCalls: number;
+  consumeQueueFsyncFiles: number;
+}
+
+type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+function rejected(status: PutStatus, remark: string): PutResult {
+  return {
+    status, commitLogOffset: -1, commitLogOffsets: [], queueOffset: -1, wroteBytes: 0, storeTimestamp: 0,
+    messageCount: 0, remark,
+  };
+}
+
+export class DefaultMessageStore implements MessageStore {
+  readonly commitLog: CommitLog;
+  readonly cqStore: ConsumeQueueStore;
+  readonly dispatcher: Dispatcher;
+  checkpoint: StoreCheckpoint | null = null;
+  /** Whether the previous run ended without a clean shutdown (abort file found at start). */
+  lastShutdownAbnormal = false;
+
+  private state: State = 'created';
+  private readonly abortFile: AbortFile;
+  private readonly getCtx: GetContext;
+  private readonly maxRecordBytes: number;
+  private timers: NodeJS.Timeout[] = [];
+  private lastThoroughFlushMs = Date.now();
+  private commitLogFlushRunning = false;
+  private cqFlushRunning: Promise<void> | null = null;
+  private cqFsyncFiles = 0;
+
+  constructor(readonly config: StoreConfig, private readonly logger: Logger) {
+    this.cqStore = new ConsumeQueueStore(
+      path.join(config.storePathRootDir, 'consumequeue'), config.mappedFileSizeConsumeQueue,
+      config.consumeQueueTailCacheEntries, logger,
+    );
+    this.dispatcher = new Dispatcher(this.cqStore, logger, parseDelayLevels(config.messageDelayLevel));
+    this.commitLog = new CommitLog(config, logger, (entries) => this.dispatcher.dispatchWritten(entries));
+    this.abortFile = new AbortFile(path.join(config.storePathRootDir, 'abort'));
+    this.maxRecordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
+    this.getCtx = {
+      commitLog: this.commitLog, cqStore: this.cqStore, config,
+      memoryBudgetBytes: Math.floor(os.totalmem() * (config.accessMessageInMemoryMaxRatio / 100)),
+      maxRecordBytes: this.maxRecordBytes,
+    };
+  }
+
+  get stats(): StoreStats {
+    return {
+      commitLogWriteCalls: this.commitLog.stats.writeCalls,
+      commitLogFsyncCalls: this.commitLog.stats.fsyncCalls,
+      consumeQueueFsyncFiles: this.cqFsyncFiles,
+    };
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  async start(): Promise<void> {
+    if (this.state !== 'created') throw new Error(`message store cannot start from state ${this.state}`);
+    this.state = 'starting';
+    const { config } = this;
+    fs.mkdirSync(config.storePathRootDir, { recursive: true });
+    this.lastShutdownAbnormal = this.abortFile.existsSync();
+    if (this.lastShutdownAbnormal) this.logger.warn('message store: previous shutdown was not clean (abort file present)');
+    this.checkpoint = new StoreCheckpoint(path.join(config.storePathRootDir, 'checkpoint'));
+
+    this.commitLog.loadSync();
+    this.cqStore.loadSync();
+    // One pass over the log: validate the recovery window (the last files after a clean stop; after an
+    // abnormal one, from the checkpoint's time as Java does) and re-dispatch every record the consume queues
+    // may lack — the window, and everything after the newest entry any queue holds if that is older (e.g.
+    // the consumequeue directory was removed). Dispatch is idempotent by queue offset.
+    const windowStart = this.commitLog.recoveryWindowStart(
+      this.lastShutdownAbnormal ? this.checkpoint.minTimestamp : undefined,
+    );
+    const scanStart = Math.max(this.commitLog.minOffset, Math.min(windowStart, this.cqStore.maxPhysicEnd()));
+    let rebuilt = 0;
+    const logEnd = await this.commitLog.recover(
+      scanStart, windowStart,
+      (record, offset) => {
+        if (this.dispatcher.dispatchRecovered(record, offset)) rebuilt++;
+      },
+      () => this.cqStore.drainWrites(),
+    );
+    await this.cqStore.drainWrites();
+    this.cqStore.truncateBeyondSync(logEnd);
+    for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
+    this.logger.info({ logEnd, scanStart, windowStart, rebuilt }, 'message store: recovered');
+
+    this.abortFile.createSync();
+    if (config.flushDiskType === 'ASYNC_FLUSH') {
+      this.timers.push(setInterval(() => void this.flushCommitLogTick(), config.flushIntervalCommitLog));
+    }
+    this.timers.push(setInterval(() => void this.flushConsumeQueuesTick(), config.flushIntervalConsumeQueue));
+    for (const t of this.timers) t.unref();
+    this.state = 'running';
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.state !== 'running') return;
+    this.state = 'stopping';
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await this.commitLog.drain();
+    await this.cqFlushRunning;
+    await this.cqStore.drainWrites();
+    await this.commitLog.close();
+    await this.cqStore.closeAll();
+    const cp = this.checkpoint!;
+    cp.physicMsgTimestamp = this.commitLog.flushedStoreTimestamp;
+    if (this.dispatcher.lastStoreTimestamp > 0) cp.logicsMsgTimestamp = this.dispatcher.lastStoreTimestamp;
+    await cp.close();
+    this.abortFile.deleteSync();
+    this.state = 'stopped';
+  }
+
+  private async flushCommitLogTick(): Promise<void> {
+    if (this.commitLogFlushRunning || this.state !== 'running') return;
+    const now = Date.now();
+    const cfg = this.config;
+    const dirty = this.commitLog.unflushedBytes;
+    const thorough = now - this.lastThoroughFlushMs >= cfg.flushCommitLogThoroughInterval;
+    if (dirty <= 0 || (dirty < cfg.flushCommitLogLeastPages * OS_PAGE_SIZE && !thorough)) return;
+    if (thorough) this.lastThoroughFlushMs = now;
+    this.commitLogFlushRunning = true;
+    try {
+      await this.commitLog.flush();
+    } catch (err) {
+      this.logger.error({ err }, 'commit log flush failed');
+    } finally {
+      this.commitLogFlushRunning = false;
+    }
+  }
+
+  private flushConsumeQueuesTick(): Promise<void> {
+    if (this.cqFlushRunning || this.state !== 'running') return Promise.resolve();
+    const run = (async () => {
+      const ts = this.dispatcher.lastStoreTimestamp;
+      try {
+        this.cqFsyncFiles += await this.cqStore.flushAll();
+        const cp = this.checkpoint!;
+        if (ts > 0) cp.logicsMsgTimestamp = ts;
+        cp.physicMsgTimestamp = this.commitLog.flushedStoreTimestamp;
+        await cp.flush();
+      } catch (err) {
+        this.logger.error({ err }, 'consume queue flush failed');
+      }
+    })().finally(() => {
+      this.cqFlushRunning = null;
+    });
+    this.cqFlushRunning = run;
+    return run;
+  }
+
+  onDispatch(listener: (entry: DispatchedEntry) => void): void {
+    this.dispatcher.onDispatch(listener);
+  }
+
+  // ---------------------------------------------------------------- put
+
+  private prepare(msg: MessageToStore): PreparedMessage | PutResult {
+    const topicBytes = topicBytesOf(msg.topic);
+    if (topicBytes.length === 0 || topicBytes.length > MAX_TOPIC_LENGTH || !isSafeTopicName(msg.topic)) {
+      return rejected('MESSAGE_ILLEGAL', `illegal topic (length ${topicBytes.length})`);
+    }
+    if (!Number.isInteger(msg.queueId) || msg.queueId < 0 || msg.queueId > MAX_QUEUE_ID) {
+      return rejected('MESSAGE_ILLEGAL', `illegal queueId ${msg.queueId}`);
+    }
+    if (!Buffer.isBuffer(msg.body)) return rejected('MESSAGE_ILLEGAL', 'message body is missing');
+    if (msg.body.length > this.config.maxMessageSize) {
+      return rejected('MESSAGE_ILLEGAL', `message body size ${msg.body.length} exceeds ${this.config.maxMessageSize}`);
+    }
+    const propertiesLength = Buffer.byteLength(msg.propertiesString, 'utf8');
+    if (propertiesLength > MAX_PROPERTIES_LENGTH) {
+      return rejected('PROPERTIES_SIZE_EXCEEDED', `properties size ${propertiesLength} exceeds ${MAX_PROPERTIES_LENGTH}`);
+    }
+    const bornIp = msg.bornHost.ip.length;
+    const storeIp = msg.storeHost.ip.length;
+    if ((bornIp !== 4 && bornIp !== 16) || (storeIp !== 4 && storeIp !== 16)) {
+      return rejected('MESSAGE_ILLEGAL', 'host addresses must be IPv4 or IPv6');
+    }
+    const sysFlag = withHostFlags(msg.sysFlag, msg.bornHost, msg.storeHost);
+    const totalSize = encodeRecordSize(sysFlag, msg.body.length, topicBytes.length, propertiesLength);
+    return {
+      msg, totalSize, sysFlag, bodyCrc: bodyCrc32(msg.body), propertiesLength, queued: isQueuedTransactionType(sysFlag),
+    };
+  }
+
+  putMessage(msg: MessageToStore): Promise<PutResult> {
+    return this.putMessages([msg]);
+  }
+
+  putMessages(msgs: MessageToStore[]): Promise<PutResult> {
+    if (this.state !== 'running' || this.commitLog.failure) {
+      return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', 'message store is not running'));
+    }
+    if (msgs.length === 0) return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'empty batch'));
+    const first = msgs[0]!;
+    const prepared: PreparedMessage[] = new Array(msgs.length);
+    let total = 0;
+    let bodies = 0;
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i]!;
+      if (m.topic !== first.topic || m.queueId !== first.queueId) {
+        return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'a batch must target one topic and queue'));
+      }
+      const p = this.prepare(m);
+      if (!('msg' in p)) return Promise.resolve(p);
+      prepared[i] = p;
+      total += p.totalSize;
+      bodies += m.body.length;
+    }
+    if (msgs.length > 1 && bodies > this.config.maxMessageSize) {
+      return Promise.resolve(rejected('MESSAGE_ILLEGAL', `batch size ${bodies} exceeds ${this.config.maxMessageSize}`));
+    }
+    if (total + 8 > this.config.mappedFileSizeCommitLog) {
+      return Promise.resolve(rejected('MESSAGE_ILLEGAL', `record size ${total} does not fit a commit log file`));
+    }
+    if (!this.commitLog.canAccept(total)) {
+      return Promise.resolve(rejected('OS_PAGE_CACHE_BUSY', '[PC_SYNCHRONIZED]too many bytes waiting for the disk'));
+    }
+    const cq = this.cqStore.getOrCreate(first.topic, first.queueId);
+    return this.commitLog.append(prepared, total, cq);
+  }
+
+  // ---------------------------------------------------------------- get / query
+
+  getMessage(
+    topic: string, queueId: number, queueOffset: number, maxMsgNums: number, maxTotalBytes: number,
+    filter?: TagsCodeFilter,
+  ): Promise<GetResult> {
+    return getMessage(this.getCtx, topic, queueId, queueOffset, maxMsgNums, maxTotalBytes, filter);
+  }
+
+  getMaxOffsetInQueue(topic: string, queueId: number): number {
+    return this.cqStore.find(topic, queueId)?.maxOffset ?? 0;
+  }
+
+  getMinOffsetInQueue(topic: string, queueId: number): number {
+    return this.cqStore.find(topic, queueId)?.minOffset ?? 0;
+  }
+
+  async getCommitLogOffsetInQueue(topic: string, queueId: number, queueOffset: number): Promise<number> {
+    const entry = await this.cqStore.find(topic, queueId)?.readEntry(queueOffset);
+    return entry ? entry.commitLogOffset : -1;
+  }
+
+  /** STORETIMESTAMP of the record at a commit-log offset, or -1 (CommitLog.pickupStoreTimestamp). */
+  async getStoreTimestampAt(commitLogOffset: number): Promise<number> {
+    const head = await this.commitLog.read(commitLogOffset, RecordPos.BORN_HOST + 20 + 8);
+    if (!head) return -1;
+    return readInt64(head, storeTimestampPos(head.readInt32BE(RecordPos.SYS_FLAG)));
+  }
+
+  private async storeTimeOfEntry(topic: string, queueId: number, queueOffset: number): Promise<number> {
+    const entry = await this.cqStore.find(topic, queueId)?.readEntry(queueOffset);
+    return entry ? this.getStoreTimestampAt(entry.commitLogOffset) : -1;
+  }
+
+  async getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number): Promise<number> {
+    const cq = this.cqStore.find(topic, queueId);
+    if (!cq) return 0;
+    // First offset whose store time is >= timestampMs (BoundaryType.LOWER); max when there is none.
+    let lo = cq.minOffset;
+    let hi = cq.maxOffset;
+    while (lo < hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const t = await this.storeTimeOfEntry(topic, queueId, mid);
+      if (t >= 0 && t < timestampMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  getEarliestMessageTime(topic: string, queueId: number): Promise<number> {
+    const cq = this.cqStore.find(topic, queueId);
+    if (!cq || cq.maxOffset <= cq.minOffset) return Promise.resolve(-1);
+    return this.storeTimeOfEntry(topic, queueId, cq.minOffset);
+  }
+
+  getMessageStoreTimestamp(topic: string, queueId: number, queueOffset: number): Promise<number> {
+    return this.storeTimeOfEntry(topic, queueId, queueOffset);
+  }
+
+  async lookMessageByOffset(commitLogOffset: number): Promise<Buffer | null> {
+    const head = await this.commitLog.read(commitLogOffset, 8);
+    if (!head) return null;
+    const size = head.readInt32BE(0);
+    const magic = head.readUInt32BE(4);
+    if (magic !== MESSAGE_MAGIC_CODE_V1 && magic !== MESSAGE_MAGIC_CODE_V2) return null;
+    if (size < RECORD_OVERHEAD_V1_IPV4 || size > this.maxRecordBytes) return null;
+    return this.commitLog.read(commitLogOffset, size);
+  }
+
+  getMinPhyOffset(): number {
+    return this.commitLog.minOffset;
+  }
+
+  getMaxPhyOffset(): number {
+    return this.commitLog.writtenOffset;
+  }
+
+  getQueueIds(topic: string): number[] {
+    return this.cqStore.queueIds(topic);
+  }
+
+  async deleteTopic(topic: string): Promise<void> {
+    if (!isSafeTopicName(topic)) return;
+    await this.cqStore.deleteTopic(topic);
+  }
+}
+
+/** Topic names become directory names: refuse path separators and dot names. */
+function isSafeTopicName(topic: string): boolean {
+  return topic !== '.' && topic !== '..' && !/[/\\\0]/.test(topic);
+}

@@ -1,0 +1,230 @@
+import { describe, expect, it } from 'vitest';
+import { ConsumerManager, type ConsumerRegistration } from '../../src/broker/client/consumer-manager.js';
+import { ProducerManager } from '../../src/broker/client/producer-manager.js';
+import { RebalanceLockManager } from '../../src/broker/client/rebalance-lock-manager.js';
+import type { SubscriptionData } from '../../src/broker/client/types.js';
+import { SubscriptionGroupManager, newSubscriptionGroupConfig } from '../../src/broker/subscription/subscription-group-manager.js';
+import { BROKER_SCHEMA, defaults } from '../../src/common/config.js';
+import { FakeConnection, logger, tempDir } from './helpers.js';
+
+const config = { ...defaults(BROKER_SCHEMA), storePathRootDir: tempDir() };
+
+const sub = (topic: string, subVersion = 1): SubscriptionData => ({
+  topic,
+  subString: '*',
+  expressionType: 'TAG',
+  tagsSet: [],
+  codeSet: [],
+  subVersion,
+  classFilterMode: false,
+});
+
+const reg = (topics: string[], messageModel = 'CLUSTERING', subVersion = 1): ConsumerRegistration => ({
+  consumeType: 'CONSUME_PASSIVELY',
+  messageModel,
+  consumeFromWhere: 'CONSUME_FROM_LAST_OFFSET',
+  subscriptions: topics.map((t) => sub(t, subVersion)),
+});
+
+const client = (clientId: string) => ({ clientId, language: 'JAVA', version: 409 });
+
+function consumerManager(options: { now?: () => number; groups?: SubscriptionGroupManager } = {}) {
+  return new ConsumerManager(config, logger, options.groups, { scanIntervalMs: 0, now: options.now });
+}
+
+describe('ConsumerManager', () => {
+  it('registers a group from a heartbeat and answers lookups', () => {
+    const cm = consumerManager();
+    const a = new FakeConnection('10.0.0.1:1');
+    expect(cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T', '%RETRY%G']))).toBe(true);
+    const info = cm.getConsumerGroupInfo('G');
+    expect(info?.messageModel).toBe('CLUSTERING');
+    expect(info?.channels.get(a.asConnection)?.clientId).toBe('c1');
+    expect(cm.getAllClientIds('G')).toEqual(['c1']);
+    expect(cm.findSubscriptionData('G', 'T')?.subString).toBe('*');
+    expect(cm.groupsByTopic('T')).toEqual(['G']);
+    expect(cm.groupsByTopic('other')).toEqual([]);
+    expect(cm.findChannel('G', 'c1')?.connection).toBe(a.asConnection);
+    // a repeated heartbeat changes nothing
+    expect(cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T', '%RETRY%G']))).toBe(false);
+    cm.shutdown();
+  });
+
+  it('notifies every member when a client joins or leaves, not on plain heartbeats', () => {
+    const cm = consumerManager();
+    const a = new FakeConnection();
+    const b = new FakeConnection();
+    cm.registerConsumer('G', a.asConnection, client('a'), reg(['T']));
+    expect(a.notifications()).toEqual(['G']);
+    cm.registerConsumer('G', b.asConnection, client('b'), reg(['T']));
+    expect(a.notifications()).toEqual(['G', 'G']);
+    expect(b.notifications()).toEqual(['G']);
+    cm.registerConsumer('G', a.asConnection, client('a'), reg(['T']));
+    expect(a.notifications().length).toBe(2);
+    // the sent command is a oneway request with the group header
+    const cmd = a.sent[0];
+    expect(cmd.flag & 2).toBe(2);
+    expect(cmd.extFields).toEqual({ consumerGroup: 'G' });
+
+    b.close();
+    expect(cm.getAllClientIds('G')).toEqual(['a']);
+    expect(a.notifications().length).toBe(3);
+    a.close();
+    expect(cm.getConsumerGroupInfo('G')).toBeUndefined();
+  });
+
+  it('notifies on subscription changes and on unregister', () => {
+    const cm = consumerManager();
+    const a = new FakeConnection();
+    const b = new FakeConnection();
+    cm.registerConsumer('G', a.asConnection, client('a'), reg(['T']));
+    cm.registerConsumer('G', b.asConnection, client('b'), reg(['T']));
+    a.sent.length = 0;
+    expect(cm.registerConsumer('G', a.asConnection, client('a'), reg(['T', 'U']))).toBe(true);
+    expect(a.notifications()).toEqual(['G']);
+    // a newer subVersion replaces the subscription without a notification (Java)
+    expect(cm.registerConsumer('G', a.asConnection, client('a'), reg(['T', 'U'], 'CLUSTERING', 5))).toBe(false);
+    expect(cm.findSubscriptionData('G', 'T')?.subVersion).toBe(5);
+    // dropped topic
+    expect(cm.registerConsumer('G', a.asConnection, client('a'), reg(['T'], 'CLUSTERING', 5))).toBe(true);
+    expect(cm.findSubscriptionData('G', 'U')).toBeUndefined();
+    a.sent.length = 0;
+    cm.unregisterConsumer('G', b.asConnection);
+    expect(a.notifications()).toEqual(['G']);
+    expect(cm.getAllClientIds('G')).toEqual(['a']);
+  });
+
+  it('respects notifyConsumerIdsChangedEnable and broadcasting', () => {
+    const groups = new SubscriptionGroupManager(config, logger);
+    groups.table.set('Q', { ...newSubscriptionGroupConfig('Q'), notifyConsumerIdsChangedEnable: false });
+    const cm = consumerManager({ groups });
+    const a = new FakeConnection();
+    const b = new FakeConnection();
+    cm.registerConsumer('Q', a.asConnection, client('a'), reg(['T']));
+    cm.registerConsumer('Q', b.asConnection, client('b'), reg(['T']));
+    b.close();
+    expect(a.notifications()).toEqual([]);
+
+    const c = new FakeConnection();
+    const d = new FakeConnection();
+    cm.registerConsumer('B', c.asConnection, client('c'), reg(['T'], 'BROADCASTING'));
+    cm.registerConsumer('B', d.asConnection, client('d'), reg(['T'], 'BROADCASTING'));
+    expect(c.notifications()).toEqual([]);
+  });
+
+  it('expires channels without heartbeat for 120 s, closes them and tells the others', () => {
+    let now = 1_000_000;
+    const cm = consumerManager({ now: () => now });
+    const a = new FakeConnection();
+    const b = new FakeConnection();
+    cm.registerConsumer('G', a.asConnection, client('a'), reg(['T']));
+    now += 60_000;
+    cm.registerConsumer('G', b.asConnection, client('b'), reg(['T']));
+    a.sent.length = 0;
+    b.sent.length = 0;
+    now += 60_001; // a: 120 001 ms since its heartbeat; b: 60 001 ms
+    cm.scanNotActiveChannel();
+    expect(a.isClosed).toBe(true);
+    expect(b.isClosed).toBe(false);
+    expect(cm.getAllClientIds('G')).toEqual(['b']);
+    expect(b.notifications()).toEqual(['G']);
+    expect(a.notifications()).toEqual([]);
+    now += 120_000;
+    cm.scanNotActiveChannel();
+    expect(cm.getConsumerGroupInfo('G')).toBeUndefined();
+  });
+
+  it('ignores registrations on a connection that is already closed', () => {
+    const cm = consumerManager();
+    const a = new FakeConnection();
+    a.close();
+    expect(cm.registerConsumer('G', a.asConnection, client('a'), reg(['T']))).toBe(false);
+    expect(cm.getConsumerGroupInfo('G')).toBeUndefined();
+  });
+});
+
+describe('ProducerManager', () => {
+  it('tracks producer groups and drops closed connections', () => {
+    const pm = new ProducerManager(logger, { scanIntervalMs: 0 });
+    const a = new FakeConnection('1.1.1.1:1');
+    const b = new FakeConnection('2.2.2.2:2');
+    pm.registerProducer('P', a.asConnection, client('a'));
+    pm.registerProducer('P', b.asConnection, client('b'));
+    pm.registerProducer('CLIENT_INNER_PRODUCER', a.asConnection, client('a'));
+    expect(pm.getGroupChannels('P')?.size).toBe(2);
+    expect(pm.findChannel('a')).toBe(a.asConnection);
+    a.close();
+    expect(pm.getGroupChannels('P')?.size).toBe(1);
+    expect(pm.getGroupChannels('CLIENT_INNER_PRODUCER')).toBeUndefined();
+    expect(pm.findChannel('a')).toBeUndefined();
+    expect(pm.getAvailableChannel('P')).toBe(b.asConnection);
+    pm.unregisterProducer('P', b.asConnection, 'b');
+    expect(pm.getGroupChannels('P')).toBeUndefined();
+    expect(pm.getAvailableChannel('P')).toBeUndefined();
+  });
+
+  it('round-robins available channels and skips closed ones', () => {
+    const pm = new ProducerManager(logger, { scanIntervalMs: 0 });
+    const conns = [new FakeConnection(), new FakeConnection(), new FakeConnection()];
+    conns.forEach((c, i) => pm.registerProducer('P', c.asConnection, client(`c${i}`)));
+    const picked = new Set([0, 1, 2, 3, 4, 5].map(() => pm.getAvailableChannel('P')));
+    expect(picked.size).toBe(3);
+    conns[0].isClosed = true; // closed but the close event not yet seen
+    conns[1].isClosed = true;
+    for (let i = 0; i < 5; i++) expect(pm.getAvailableChannel('P')).toBe(conns[2].asConnection);
+  });
+
+  it('expires producers without heartbeat', () => {
+    let now = 0;
+    const pm = new ProducerManager(logger, { scanIntervalMs: 0, now: () => now });
+    const a = new FakeConnection();
+    pm.registerProducer('P', a.asConnection, client('a'));
+    now = 120_001;
+    pm.scanNotActiveChannel();
+    expect(pm.getGroupChannels('P')).toBeUndefined();
+    expect(a.isClosed).toBe(true);
+  });
+});
+
+describe('RebalanceLockManager', () => {
+  const mq = (queueId: number) => ({ brokerName: 'b', queueId, topic: 'T' });
+
+  it('grants free queues, refuses queues held by others, renews own locks', () => {
+    let now = 0;
+    const cfg = { lockMaxLiveTimeMills: 60_000 };
+    const lm = new RebalanceLockManager(cfg, logger, () => now);
+    expect(lm.tryLockBatch('G', [mq(0), mq(1)], 'c1')).toEqual([mq(0), mq(1)]);
+    expect(lm.tryLockBatch('G', [mq(1), mq(2)], 'c2')).toEqual([mq(2)]);
+    expect(lm.isLocked('G', mq(1), 'c1')).toBe(true);
+    expect(lm.isLocked('G', mq(1), 'c2')).toBe(false);
+    expect(lm.isLockedByAnyone('G')).toBe(true);
+    expect(lm.isLockedByAnyone('other')).toBe(false);
+    // other groups are independent
+    expect(lm.tryLockBatch('H', [mq(1)], 'c2')).toEqual([mq(1)]);
+
+    now = 50_000;
+    expect(lm.tryLockBatch('G', [mq(0)], 'c1')).toEqual([mq(0)]); // renews mq 0 only
+    now = 60_001;
+    // mq 1 (c1, last renewed at 0) expired: c2 takes it; mq 0 (renewed at 50 000) still c1's
+    expect(lm.tryLockBatch('G', [mq(0), mq(1)], 'c2')).toEqual([mq(1)]);
+    expect(lm.isLocked('G', mq(1), 'c2')).toBe(true);
+    expect(lm.isLocked('G', mq(1), 'c1')).toBe(false);
+  });
+
+  it('unlocks only the caller’s queues and follows config changes', () => {
+    let now = 0;
+    const cfg = { lockMaxLiveTimeMills: 60_000 };
+    const lm = new RebalanceLockManager(cfg, logger, () => now);
+    lm.tryLockBatch('G', [mq(0), mq(1)], 'c1');
+    lm.unlockBatch('G', [mq(0), mq(1)], 'c2');
+    expect(lm.isLocked('G', mq(0), 'c1')).toBe(true);
+    lm.unlockBatch('G', [mq(0)], 'c1');
+    expect(lm.isLocked('G', mq(0), 'c1')).toBe(false);
+    expect(lm.tryLockBatch('G', [mq(0)], 'c2')).toEqual([mq(0)]);
+    cfg.lockMaxLiveTimeMills = 1000;
+    now = 1001;
+    expect(lm.isLockedByAnyone('G')).toBe(false);
+    lm.removeExpired();
+    expect(lm.tryLockBatch('G', [mq(1)], 'c3')).toEqual([mq(1)]);
+  });
+});

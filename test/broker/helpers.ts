@@ -1,0 +1,181 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConsumerManager } from '../../src/broker/client/consumer-manager.js';
+import { ProducerManager } from '../../src/broker/client/producer-manager.js';
+import { RebalanceLockManager } from '../../src/broker/client/rebalance-lock-manager.js';
+import type { BrokerContext } from '../../src/broker/context.js';
+import { ConsumerOffsetManager } from '../../src/broker/offset/consumer-offset-manager.js';
+import { SubscriptionGroupManager } from '../../src/broker/subscription/subscription-group-manager.js';
+import { TopicConfigManager } from '../../src/broker/topic/topic-config-manager.js';
+import { BROKER_SCHEMA, type BrokerConfig, defaults } from '../../src/common/config.js';
+import { silentLogger } from '../../src/common/logger.js';
+import type { RemotingCommand } from '../../src/remoting/command.js';
+import { FLAG_ONEWAY } from '../../src/remoting/command.js';
+import type { Connection } from '../../src/remoting/connection.js';
+import type { Processor, RemotingServer } from '../../src/remoting/server.js';
+import type { MessageStore } from '../../src/store/types.js';
+
+export const logger = silentLogger();
+
+export function tempDir(prefix = 'broker'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `rmqts-${prefix}-`));
+}
+
+/** The parts of Connection the broker managers and processors use. */
+export class FakeConnection {
+  isClosed = false;
+  readonly sent: RemotingCommand[] = [];
+  readonly attributes = new Map<string, unknown>();
+  private readonly listeners: Array<(c: Connection) => void> = [];
+  constructor(readonly remoteAddress = '10.0.0.5:50000') {}
+  onClose(l: (c: Connection) => void): void {
+    this.listeners.push(l);
+  }
+  sendOneway(cmd: RemotingCommand): boolean {
+    if (this.isClosed) return false;
+    cmd.flag |= FLAG_ONEWAY;
+    this.sent.push(cmd);
+    return true;
+  }
+  write(cmd: RemotingCommand): boolean {
+    this.sent.push(cmd);
+    return !this.isClosed;
+  }
+  request(): Promise<RemotingCommand> {
+    return Promise.reject(new Error('not supported by FakeConnection'));
+  }
+  close(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    for (const l of this.listeners) l(this as unknown as Connection);
+  }
+  get asConnection(): Connection {
+    return this as unknown as Connection;
+  }
+  /** NOTIFY_CONSUMER_IDS_CHANGED requests received so far, by group. */
+  notifications(): string[] {
+    return this.sent.filter((c) => c.code === 40).map((c) => c.extFields.consumerGroup);
+  }
+}
+
+/** Collects registered processors so tests can call them directly. */
+export class FakeServer {
+  readonly processors = new Map<number, Processor>();
+  register(code: number, p: Processor): void {
+    this.processors.set(code, p);
+  }
+  registerAll(codes: readonly number[], p: Processor): void {
+    for (const c of codes) this.register(c, p);
+  }
+  get asServer(): RemotingServer {
+    return this as unknown as RemotingServer;
+  }
+  async call(code: number, req: Partial<RemotingCommand>, connection: FakeConnection = new FakeConnection()): Promise<RemotingCommand> {
+    const p = this.processors.get(code);
+    if (!p) throw new Error(`no processor for ${code}`);
+    const cmd: RemotingCommand = { code, language: 'JAVA', version: 409, opaque: 1, flag: 0, extFields: {}, ...req };
+    const res = await p(cmd, { connection: connection.asConnection });
+    if (!res) throw new Error(`processor ${code} returned no response`);
+    return res;
+  }
+}
+
+/** An in-memory store stub: per-queue min/max offsets and store times (time of offset n = base + n). */
+export class FakeStore {
+  readonly queues = new Map<string, { min: number; max: number; baseTime: number }>();
+  readonly deleted: string[] = [];
+  minPhy = 0;
+  maxPhy = 0;
+  records = new Map<number, Buffer>();
+  setQueue(topic: string, queueId: number, min: number, max: number, baseTime = 1_700_000_000_000): void {
+    this.queues.set(`${topic}/${queueId}`, { min, max, baseTime });
+  }
+  getMaxOffsetInQueue(topic: string, queueId: number): number {
+    return this.queues.get(`${topic}/${queueId}`)?.max ?? 0;
+  }
+  getMinOffsetInQueue(topic: string, queueId: number): number {
+    return this.queues.get(`${topic}/${queueId}`)?.min ?? 0;
+  }
+  async getMessageStoreTimestamp(topic: string, queueId: number, offset: number): Promise<number> {
+    const q = this.queues.get(`${topic}/${queueId}`);
+    if (!q || offset < q.min || offset >= q.max) return -1;
+    return q.baseTime + offset;
+  }
+  async deleteTopic(topic: string): Promise<void> {
+    this.deleted.push(topic);
+    for (const k of [...this.queues.keys()]) if (k.startsWith(`${topic}/`)) this.queues.delete(k);
+  }
+  getMinPhyOffset(): number {
+    return this.minPhy;
+  }
+  getMaxPhyOffset(): number {
+    return this.maxPhy;
+  }
+  async lookMessageByOffset(offset: number): Promise<Buffer | null> {
+    return this.records.get(offset) ?? null;
+  }
+}
+
+export interface TestContext {
+  ctx: BrokerContext;
+  config: BrokerConfig;
+  store: FakeStore;
+  server: FakeServer;
+  registrations: number;
+  dir: string;
+}
+
+export function makeContext(overrides: Partial<BrokerConfig> = {}): TestContext {
+  const dir = tempDir();
+  const config: BrokerConfig = { ...defaults(BROKER_SCHEMA), brokerName: 'broker-a', storePathRootDir: dir, ...overrides };
+  const store = new FakeStore();
+  const topicConfigManager = new TopicConfigManager(config, logger);
+  topicConfigManager.load();
+  const subscriptionGroupManager = new SubscriptionGroupManager(config, logger);
+  const consumerOffsetManager = new ConsumerOffsetManager(config, logger);
+  const consumerManager = new ConsumerManager(config, logger, subscriptionGroupManager, { scanIntervalMs: 0 });
+  const producerManager = new ProducerManager(logger, { scanIntervalMs: 0 });
+  const rebalanceLockManager = new RebalanceLockManager(config, logger);
+  const t: TestContext = {
+    config,
+    store,
+    server: new FakeServer(),
+    registrations: 0,
+    dir,
+    ctx: undefined as unknown as BrokerContext,
+  };
+  t.ctx = {
+    config,
+    logger,
+    store: store as unknown as MessageStore,
+    topicConfigManager,
+    subscriptionGroupManager,
+    consumerOffsetManager,
+    consumerManager,
+    producerManager,
+    rebalanceLockManager,
+    pullRequestHoldService: undefined as never,
+    scheduleMessageService: undefined as never,
+    brokerAddr: () => '127.0.0.1:10911',
+    registerBrokerAll: async () => {
+      t.registrations++;
+    },
+    stats: { msgPutTotal: 0, msgGetTotal: 0 },
+    startTimeMs: Date.now() - 1000,
+  };
+  return t;
+}
+
+/** A Java-fastjson-style heartbeat body (sorted keys, compact). */
+export function javaHeartbeat(clientID: string, group: string, topics: string[], producerGroups: string[] = []): Buffer {
+  const subs = topics.map(
+    (topic) =>
+      `{"classFilterMode":false,"codeSet":[],"expressionType":"TAG","subString":"*","subVersion":1700000000000,"tagsSet":[],"topic":"${topic}"}`,
+  );
+  const consumers = group
+    ? `[{"consumeFromWhere":"CONSUME_FROM_LAST_OFFSET","consumeType":"CONSUME_PASSIVELY","groupName":"${group}","messageModel":"CLUSTERING","subscriptionDataSet":[${subs.join(',')}],"unitMode":false}]`
+    : '[]';
+  const producers = producerGroups.map((g) => `{"groupName":"${g}"}`).join(',');
+  return Buffer.from(`{"clientID":"${clientID}","consumerDataSet":${consumers},"producerDataSet":[${producers}]}`);
+}

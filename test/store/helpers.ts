@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMessageStore, type DefaultMessageStore, type StoreConfigInput } from '../../src/store/index.js';
+import type { MessageToStore } from '../../src/store/types.js';
+import { javaStringHashCode } from '../../src/common/java-hash.js';
+
+export async function makeTempDir(): Promise<string> {
+  return fs.promises.mkdtemp(path.join(os.tmpdir(), 'rmq-store-test-'));
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await fs.promises.rm(dir, { recursive: true, force: true });
+}
+
+/** Small files so that rollover, BLANK records and several CQ files happen with little data. */
+export const TINY: StoreConfigInput = {
+  mappedFileSizeCommitLog: 4096,
+  mappedFileSizeConsumeQueue: 200,
+  flushIntervalCommitLog: 50,
+  flushIntervalConsumeQueue: 50,
+};
+
+export async function openStore(root: string, extra: StoreConfigInput = {}): Promise<DefaultMessageStore> {
+  const store = createMessageStore({ storePathRootDir: root, ...TINY, ...extra });
+  await store.start();
+  return store;
+}
+
+const IPV4 = Buffer.from([127, 0, 0, 1]);
+
+export function makeMessage(
+  topic: string,
+  queueId: number,
+  body: Buffer | string,
+  opts: { tags?: string; keys?: string; props?: Record<string, string>; bornHost?: Buffer; storeHost?: Buffer; sysFlag?: number } = {},
+): MessageToStore {
+  const props: Record<string, string> = { ...(opts.props ?? {}) };
+  if (opts.tags) props.TAGS = opts.tags;
+  if (opts.keys) props.KEYS = opts.keys;
+  let propertiesString = '';
+  for (const [k, v] of Object.entries(props)) propertiesString += `${k}\u0001${v}\u0002`;
+  return {
+    topic,
+    queueId,
+    flag: 0,
+    body: typeof body === 'string' ? Buffer.from(body) : body,
+    propertiesString,
+    tagsCode: opts.tags ? javaStringHashCode(opts.tags) : 0,
+    sysFlag: opts.sysFlag ?? 0,
+    bornTimestamp: 1700000000000,
+    bornHost: { ip: opts.bornHost ?? IPV4, port: 54321 },
+    storeHost: { ip: opts.storeHost ?? IPV4, port: 10911 },
+    reconsumeTimes: 0,
+    preparedTransactionOffset: 0,
+  };
+}
+
+/** Deterministic pseudo-random generator (tests must be reproducible). */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
