@@ -56,6 +56,11 @@ export const BROKER_SCHEMA = {
   messageDelayLevel: { type: 'string', default: '1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h' },
   // Java: rocketmq.broker.rebalance.lockMaxLiveTime
   lockMaxLiveTimeMills: { type: 'int', default: 60000, min: 1000 },
+  // Transactions (Java BrokerConfig). transactionCheckInterval is 30000 in 5.x, 60000 in 4.9.x.
+  transactionCheckInterval: { type: 'int', default: 30000, min: 100 },
+  transactionTimeOut: { type: 'int', default: 6000, min: 0 },
+  transactionCheckMax: { type: 'int', default: 15, min: 1 },
+  rejectTransactionMessage: { type: 'bool', default: false },
 } as const satisfies Schema;
 
 export const NAMESRV_SCHEMA = {

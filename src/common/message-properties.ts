@@ -25,6 +25,9 @@ export const MessageConst = {
   MIN_OFFSET: 'MIN_OFFSET',
   MAX_OFFSET: 'MAX_OFFSET',
   TRANSACTION_ID: '__transactionId__',
+  TRANSACTION_CHECK_TIMES: 'TRANSACTION_CHECK_TIMES',
+  TRANSACTION_PREPARED_QUEUE_OFFSET: 'TRAN_PREPARED_QUEUE_OFFSET',
+  CHECK_IMMUNITY_TIME_IN_SECONDS: 'CHECK_IMMUNITY_TIME_IN_SECONDS',
 } as const;
 
 export function parseProperties(s: string | undefined): Map<string, string> {

@@ -215,7 +215,7 @@ public class ExtraScenariosTest extends ScenarioBase {
         assertSendOk(r);
         assertSendOk(p.send(msg(topic, "V", "other", "not me")));
 
-        MessageExt byOffsetId = p.viewMessage(r.getOffsetMsgId());
+        MessageExt byOffsetId = viewByOffsetMsgId(p, topic, r.getOffsetMsgId());
         assertEquals("look me up", body(byOffsetId));
         assertEquals(key, byOffsetId.getKeys());
         assertEquals(topic, byOffsetId.getTopic());
@@ -234,10 +234,25 @@ public class ExtraScenariosTest extends ScenarioBase {
         assertEquals(1, found.size(), "by key " + found);
         assertEquals("look me up", body(found.get(0)));
 
-        MessageExt byUniq = p.viewMessage(topic, r.getMsgId());
+        // by UNIQ_KEY via the index (not producer.viewMessage(topic, id): that first "decodes" the UNIQ_KEY as an
+        // offset msgId and connects to the client IP/pid it contains)
+        MessageExt byUniq = p.getDefaultMQProducerImpl().queryMessageByUniqKey(topic, r.getMsgId());
         assertNotNull(byUniq);
         assertEquals("look me up", body(byUniq));
         assertEquals(r.getMsgId(), byUniq.getMsgId());
+    }
+
+    /** VIEW_MESSAGE_BY_ID for an offset msgId: 4.9.x DefaultMQProducer.viewMessage(id), 5.x MQAdminImpl.viewMessage(topic, id). */
+    private static MessageExt viewByOffsetMsgId(DefaultMQProducer p, String topic, String offsetMsgId) throws Exception {
+        try {
+            return (MessageExt) DefaultMQProducer.class.getMethod("viewMessage", String.class).invoke(p, offsetMsgId);
+        } catch (NoSuchMethodException e) {
+            Object admin = p.getDefaultMQProducerImpl().getmQClientFactory().getMQAdminImpl();
+            return (MessageExt) admin.getClass().getMethod("viewMessage", String.class, String.class)
+                .invoke(admin, topic, offsetMsgId);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw (Exception) e.getCause();
+        }
     }
 
     /**

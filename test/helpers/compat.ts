@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface RunResult {
+  code: number;
+  output: string;
+}
+
+/**
+ * Runs a compat script asynchronously (the server under test lives in this process, so the event loop must
+ * stay free) and collects its output. The tail of the output goes into assertion messages on failure.
+ */
+export function runScript(script: string, args: string[], timeoutMs: number): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [path.join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const collect = (b: Buffer) => {
+      output += b.toString();
+      if (output.length > 400_000) output = output.slice(-200_000);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 137 : 1), output });
+    });
+  });
+}
+
+export function tail(text: string, lines = 80): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+/** Scenario names the Java harness knows (`run.sh list`), without the restart-phase ones. */
+export async function listJavaScenarios(): Promise<string[]> {
+  const res = await runScript('compat/java/run.sh', ['list', '-Dnamesrv=unused'], 60_000);
+  if (res.code !== 0) throw new Error(`run.sh list failed:\n${tail(res.output)}`);
+  return res.output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^[A-Za-z0-9]+Test#[A-Za-z0-9]+$/.test(l));
+}

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listJavaScenarios, runScript, tail } from '../helpers/compat.js';
+import { type TestServer, startTestServer, tempDir } from '../helpers/server.js';
+
+/**
+ * Scenarios of the stock Java client (org.apache.rocketmq:rocketmq-client 4.9.8 from Maven Central) that
+ * rocketmq-ts cannot pass yet, with the reason. Each is listed in the README's known gaps.
+ */
+const KNOWN_GAPS: Record<string, string> = {
+  'ExtraScenariosTest#transactionCommitAndRollback': 'transactions are not implemented yet',
+  'ExtraScenariosTest#viewMessageByIdAndQueryByKey': 'the message index (QUERY_MESSAGE) is not implemented yet',
+};
+
+const JAVA_RUN_TIMEOUT_MS = 15 * 60_000;
+
+describe('stock Java client 4.9.8 against rocketmq-ts', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('passes every scenario of compat/java except the listed known gaps', { timeout: JAVA_RUN_TIMEOUT_MS + 60_000 }, async () => {
+    const all = await listJavaScenarios();
+    const selected = all.filter((s) => !(s in KNOWN_GAPS));
+    expect(selected.length).toBeGreaterThan(10);
+    const res = await runScript('compat/java/run.sh', [selected.join(','), `-Dnamesrv=${server.namesrvAddr}`], JAVA_RUN_TIMEOUT_MS);
+    const summary = res.output.split('\n').filter((l) => /tests (successful|failed|found)/.test(l));
+    console.log(`java scenarios (${selected.length} selected, ${Object.keys(KNOWN_GAPS).length} known gaps):\n${summary.join('\n')}`);
+    expect(res.code, tail(res.output, 120)).toBe(0);
+  });
+
+  it('loses nothing when the broker restarts between producing and consuming', { timeout: 10 * 60_000 }, async () => {
+    const dir = tempDir('java-restart');
+    const stateFile = path.join(dir, 'state.properties');
+    const args = (phase: string) => ['restart', `-Dnamesrv=${server.namesrvAddr}`, `-Dphase=${phase}`, `-DstateFile=${stateFile}`];
+    try {
+      const produce = await runScript('compat/java/run.sh', args('produce'), 5 * 60_000);
+      expect(produce.code, tail(produce.output, 120)).toBe(0);
+      await server.restartBroker();
+      const consume = await runScript('compat/java/run.sh', args('consume'), 5 * 60_000);
+      expect(consume.code, tail(consume.output, 120)).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
