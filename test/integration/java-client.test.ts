@@ -15,6 +15,9 @@ const KNOWN_GAPS: Record<string, string> = {
 
 const JAVA_RUN_TIMEOUT_MS = 15 * 60_000;
 
+/** The 4.9.x line most deployments run, and the newest 5.x remoting client on Maven Central. */
+const NEWEST_5X = '5.5.0';
+
 describe('stock Java client 4.9.8 against rocketmq-ts', () => {
   let server: TestServer;
 
@@ -48,5 +51,28 @@ describe('stock Java client 4.9.8 against rocketmq-ts', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe(`stock Java client ${NEWEST_5X} (remoting API) against rocketmq-ts`, () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('passes every scenario of compat/java except the listed known gaps', { timeout: JAVA_RUN_TIMEOUT_MS + 60_000 }, async () => {
+    const selected = (await listJavaScenarios()).filter((s) => !(s in KNOWN_GAPS));
+    const res = await runScript(
+      'compat/java/run.sh',
+      [selected.join(','), `-Dnamesrv=${server.namesrvAddr}`, `-Drocketmq.version=${NEWEST_5X}`],
+      JAVA_RUN_TIMEOUT_MS,
+    );
+    const summary = res.output.split('\n').filter((l) => /tests (successful|failed|found)/.test(l));
+    console.log(`java ${NEWEST_5X} scenarios:\n${summary.join('\n')}`);
+    expect(res.code, tail(res.output, 120)).toBe(0);
   });
 });

@@ -1,0 +1,127 @@
+import net from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/common/logger.js';
+import { HeaderError, type RemotingCommand, createRequest, createResponse } from '../../src/remoting/command.js';
+import { RemotingClient } from '../../src/remoting/client.js';
+import { FrameDecoder } from '../../src/remoting/frame-decoder.js';
+import { encodeFrame } from '../../src/remoting/header-codec.js';
+import { RemotingServer } from '../../src/remoting/server.js';
+
+describe('remoting server', () => {
+  let server: RemotingServer;
+  let client: RemotingClient;
+  let addr: string;
+  let onewayCount = 0;
+
+  beforeEach(async () => {
+    server = new RemotingServer(silentLogger());
+    server.register(1000, (req) => createResponse(0, undefined, { echo: req.extFields.v ?? '' }, req.body));
+    server.register(1001, () => {
+      throw new HeaderError('the custom field <topic> is null');
+    });
+    server.register(1002, async () => {
+      throw new Error('boom');
+    });
+    server.register(1003, () => {
+      onewayCount++;
+      return createResponse(0);
+    });
+    server.register(1004, () => new Promise((r) => setTimeout(() => r(createResponse(0, 'late')), 50)));
+    const port = await server.listen(0, '127.0.0.1');
+    addr = `127.0.0.1:${port}`;
+    client = new RemotingClient(silentLogger());
+  });
+  afterEach(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('echoes opaque, sets the response flag and answers JSON', async () => {
+    const req = createRequest(1000, { v: 'x' }, Buffer.from('body'));
+    const res = await client.request(addr, req, 2000);
+    expect(res.opaque).toBe(req.opaque);
+    expect(res.flag & 1).toBe(1);
+    expect(res.extFields.echo).toBe('x');
+    expect(res.body?.toString()).toBe('body');
+  });
+
+  it('answers an unknown code with REQUEST_CODE_NOT_SUPPORTED and a remark', async () => {
+    const res = await client.request(addr, createRequest(4242), 2000);
+    expect(res.code).toBe(3);
+    expect(res.remark).toBe(' request type 4242 not supported');
+  });
+
+  it('maps a missing header field and a processor failure to SYSTEM_ERROR with a remark', async () => {
+    const a = await client.request(addr, createRequest(1001), 2000);
+    expect(a.code).toBe(1);
+    expect(a.remark).toContain('<topic>');
+    const b = await client.request(addr, createRequest(1002), 2000);
+    expect(b.code).toBe(1);
+    expect(b.remark).toContain('boom');
+  });
+
+  it('never answers a oneway request', async () => {
+    const before = onewayCount;
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    const decoder = new FrameDecoder();
+    const got: RemotingCommand[] = [];
+    sock.on('data', (chunk) => decoder.push(chunk, got));
+    const oneway = createRequest(1003);
+    oneway.flag = 2;
+    const normal = createRequest(1004);
+    sock.write(Buffer.concat([...encodeFrame(oneway), ...encodeFrame(normal)]));
+    await new Promise((r) => setTimeout(r, 300));
+    sock.destroy();
+    expect(onewayCount).toBe(before + 1);
+    expect(got.map((c) => c.opaque)).toEqual([normal.opaque]);
+  });
+
+  it('closes only the connection that sent a malformed frame', async () => {
+    const good = await client.request(addr, createRequest(1000, { v: 'a' }), 2000);
+    expect(good.code).toBe(0);
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    const closed = new Promise((r) => sock.once('close', r));
+    sock.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    await closed;
+    const again = await client.request(addr, createRequest(1000, { v: 'b' }), 2000);
+    expect(again.extFields.echo).toBe('b');
+  });
+
+  it('answers binary-header requests with a JSON response', async () => {
+    // A ROCKETMQ-serialized request: code 1000, language JAVA, version 401, opaque 77, no ext fields.
+    const header = Buffer.alloc(21);
+    header.writeInt16BE(1000, 0);
+    header.writeUInt8(0, 2);
+    header.writeInt16BE(401, 3);
+    header.writeInt32BE(77, 5);
+    header.writeInt32BE(0, 9);
+    header.writeInt32BE(0, 13);
+    header.writeInt32BE(0, 17);
+    const prefix = Buffer.alloc(8);
+    prefix.writeInt32BE(4 + header.length, 0);
+    prefix.writeInt32BE((1 << 24) | header.length, 4);
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    const decoder = new FrameDecoder();
+    const got: RemotingCommand[] = [];
+    const res = new Promise<RemotingCommand>((resolve) =>
+      sock.on('data', (chunk) => {
+        decoder.push(chunk, got);
+        if (got.length) resolve(got[0]);
+      }),
+    );
+    sock.write(Buffer.concat([prefix, header]));
+    const cmd = await res;
+    expect(cmd.opaque).toBe(77);
+    expect(cmd.code).toBe(0);
+    sock.destroy();
+  });
+
+  it('pipelines many requests on one connection', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => client.request(addr, createRequest(1000, { v: String(i) }), 5000)),
+    );
+    expect(results.map((r) => r.extFields.echo)).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
+  });
+});
+
