@@ -17,14 +17,19 @@ import { registerAdminTopicProcessors } from './processors/admin-topic.js';
 import { registerClientManageProcessors } from './processors/client-manage.js';
 import { registerConsumerListProcessors } from './processors/consumer-list.js';
 import { registerConsumerOffsetProcessors } from './processors/consumer-offset.js';
+import { registerEndTransactionProcessor } from './processors/end-transaction.js';
 import { registerLockProcessors } from './processors/lock.js';
 import { registerPullMessageProcessor } from './processors/pull-message.js';
+import { registerQueryMessageProcessor } from './processors/query-message.js';
 import { registerSendBackProcessor } from './processors/send-back.js';
+import { registerSendReplyProcessor } from './processors/send-reply.js';
 import { registerSendMessageProcessor } from './processors/send-message.js';
 import { parseMessageDelayLevel } from './schedule/delay-levels.js';
 import { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
+import { TransactionCheckService } from './transaction/transaction-check-service.js';
+import { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 export interface Broker {
   start(): Promise<void>;
@@ -57,6 +62,18 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       maxTransferBytesOnMessageInMemory: config.maxTransferBytesOnMessageInMemory,
       maxTransferCountOnMessageInMemory: config.maxTransferCountOnMessageInMemory,
       messageDelayLevel: config.messageDelayLevel,
+      fileReservedTime: config.fileReservedTime,
+      deleteWhen: config.deleteWhen,
+      diskMaxUsedSpaceRatio: config.diskMaxUsedSpaceRatio,
+      diskSpaceCleanForciblyRatio: config.diskSpaceCleanForciblyRatio,
+      diskSpaceWarningLevelRatio: config.diskSpaceWarningLevelRatio,
+      cleanFileForciblyEnable: config.cleanFileForciblyEnable,
+      cleanResourceInterval: config.cleanResourceInterval,
+      messageIndexEnable: config.messageIndexEnable,
+      maxHashSlotNum: config.maxHashSlotNum,
+      maxIndexNum: config.maxIndexNum,
+      messageIndexSafe: config.messageIndexSafe,
+      maxMsgsNumBatch: config.maxMsgsNumBatch,
     },
     log.child({ component: 'store' }),
   );
@@ -76,6 +93,21 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     store,
     log.child({ component: 'schedule' }),
   );
+  const transactionalMessageService = new TransactionalMessageService({
+    config,
+    store,
+    topicConfigManager,
+    consumerOffsetManager,
+    brokerAddr,
+    logger: log.child({ component: 'transaction' }),
+  });
+  const transactionCheckService = new TransactionCheckService({
+    tx: transactionalMessageService,
+    producerManager,
+    topicConfigManager,
+    brokerName: () => config.brokerName,
+    logger: log.child({ component: 'transaction-check' }),
+  });
   const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0 };
 
   const ctx: BrokerContext = {
@@ -90,6 +122,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     rebalanceLockManager,
     pullRequestHoldService,
     scheduleMessageService,
+    transactionalMessageService,
     brokerAddr,
     registerBrokerAll: () => registration.registerAll(),
     stats,
@@ -98,7 +131,10 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
 
   registerSendMessageProcessor(server, ctx);
   registerPullMessageProcessor(server, ctx);
+  registerQueryMessageProcessor(server, ctx);
   registerSendBackProcessor(server, ctx);
+  registerSendReplyProcessor(server, ctx);
+  registerEndTransactionProcessor(server, ctx);
   registerConsumerOffsetProcessors(server, ctx);
   registerClientManageProcessors(server, ctx);
   registerConsumerListProcessors(server, ctx);
@@ -125,6 +161,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       store.onDispatch(scheduleMessageService.onDispatch);
       await store.start();
       scheduleMessageService.start();
+      transactionalMessageService.start();
+      if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
       topicConfigManager.persist();
       boundPort = await server.listen(config.listenPort);
       offsetTimer = setInterval(() => consumerOffsetManager.persist(), config.flushConsumerOffsetInterval);
@@ -140,6 +178,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
       scheduleMessageService.shutdown();
+      await transactionCheckService.shutdown();
       consumerManager.shutdown();
       await server.close();
       await client.close();

@@ -9,6 +9,7 @@ import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, createUniqueKey, parseHostAddress } from '../message-id.js';
 import { RETRY_GROUP_TOPIC_PREFIX, SystemTopic, type TopicConfig, isWriteable, validateTopicName } from '../topic/topic-config.js';
 import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';
+import { isHalfMessageSend } from '../transaction/transactional-message-util.js';
 import { putResultToResponse } from './put-status.js';
 
 /** SendMessageRequestHeaderV2's one-letter keys (Java SendMessageRequestHeaderV2). */
@@ -29,8 +30,6 @@ const V2_KEYS: Record<string, string> = {
   n: 'brokerName',
 };
 
-const TRANSACTION_TYPE_MASK = 0xc;
-const TRANSACTION_PREPARED = 0x4;
 const MAX_PROPERTIES_BYTES = 32767;
 /** Inner messages one SEND_BATCH_MESSAGE may carry; Java has no count cap, only the 4 MiB size cap. */
 const MAX_BATCH_MESSAGES = 10_000;
@@ -102,11 +101,8 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
   const bornHost = parseHostAddress(rc.connection.remoteAddress);
   const storeHost = parseHostAddress(ctx.brokerAddr());
 
-  if ((header.sysFlag & TRANSACTION_TYPE_MASK) === TRANSACTION_PREPARED) {
-    return createResponse(ResponseCode.NO_PERMISSION, `the broker[${ctx.config.brokerName}] does not support transaction messages yet`);
-  }
-
   let result: PutResult;
+  let transactionId: string | undefined;
   if (req.code === RequestCode.SEND_BATCH_MESSAGE) {
     if (header.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
       return createResponse(ResponseCode.MESSAGE_ILLEGAL, `batch request does not support retry group ${header.topic}`);
@@ -128,7 +124,16 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
       const refused = routeRetryMessage(ctx, header, msg, req.version);
       if (refused) return refused;
     }
-    result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
+    if (isHalfMessageSend(msg.propertiesString, msg.reconsumeTimes)) {
+      if (ctx.config.rejectTransactionMessage) {
+        return createResponse(ResponseCode.NO_PERMISSION, `the broker[${ctx.config.brokerIP1}] sending transaction message is forbidden`);
+      }
+      // Java's client clears DELAY on transactional sends; a delay is applied at commit, not to the half message.
+      transactionId = msg.uniqKey;
+      result = await ctx.transactionalMessageService.prepareMessage(msg);
+    } else {
+      result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
+    }
   }
 
   const res = putResultToResponse(result);
@@ -141,6 +146,8 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
       MSG_REGION: 'DefaultRegion',
       TRACE_ON: 'true',
     };
+    // 5.x answers the UNIQ_KEY as transactionId (4.9.x clients read it too when present).
+    if (transactionId) res.extFields.transactionId = transactionId;
   }
   return res;
 }
@@ -171,7 +178,7 @@ function isStoredButSlow(code: number): boolean {
 }
 
 /** Java AbstractSendMessageProcessor.msgCheck: permission, topic name, auto-creation and queue id checks. */
-function checkMessage(ctx: BrokerContext, header: SendHeader, rc: RequestContext): TopicConfig | RemotingCommand {
+export function checkMessage(ctx: BrokerContext, header: SendHeader, rc: RequestContext): TopicConfig | RemotingCommand {
   const { config } = ctx;
   if (!isWriteable(config.brokerPermission)) {
     return createResponse(ResponseCode.NO_PERMISSION, `the broker[${config.brokerIP1}] sending message is forbidden`);
@@ -210,7 +217,7 @@ function checkMessage(ctx: BrokerContext, header: SendHeader, rc: RequestContext
   return tc;
 }
 
-function checkSizes(ctx: BrokerContext, bodyBytes: number, properties: string): RemotingCommand | undefined {
+export function checkSizes(ctx: BrokerContext, bodyBytes: number, properties: string): RemotingCommand | undefined {
   if (bodyBytes > ctx.config.maxMessageSize) {
     return createResponse(ResponseCode.MESSAGE_ILLEGAL, `the message body size ${bodyBytes} bytes is larger than maxMessageSize ${ctx.config.maxMessageSize}`);
   }
@@ -221,7 +228,7 @@ function checkSizes(ctx: BrokerContext, bodyBytes: number, properties: string): 
   return undefined;
 }
 
-function buildMessage(
+export function buildMessage(
   ctx: BrokerContext,
   header: SendHeader,
   queueId: number,

@@ -1,0 +1,84 @@
+package compat.scenarios;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.RequestCallback;
+import org.apache.rocketmq.client.utils.MessageUtil;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Request-reply (RPC over RocketMQ, client 4.6+): producer.request() sends a request message, a responder
+ * consumer answers with MessageUtil.createReplyMessage, and the broker pushes the reply back to the requester.
+ */
+public class RequestReplyTest extends ScenarioBase {
+
+    @Test
+    void requestReplySyncAndAsync() throws Exception {
+        String topic = topic();
+        DefaultMQProducer requester = producer();
+        // the topic must exist before the responder subscribes
+        assertSendOk(requester.send(msg(topic, "warm", "warm", "warm-up")));
+
+        DefaultMQProducer replier = producer(group("replier"), null);
+        DefaultMQPushConsumer responder = pushConsumer(group(), topic, "req", ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
+        responder.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (var m : msgs) {
+                try {
+                    String reply = "reply to " + new String(m.getBody(), StandardCharsets.UTF_8);
+                    Message r = MessageUtil.createReplyMessage(m, reply.getBytes(StandardCharsets.UTF_8));
+                    replier.send(r, 10_000);
+                } catch (Exception e) {
+                    System.err.println("[compat] reply failed: " + e);
+                    return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+                }
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        awaitRoute(topic);
+        responder.start();
+        sleep(1500); // let the responder own its queues before requests go out
+
+        for (int i = 0; i < 5; i++) {
+            Message req = msg(topic, "req", "rq" + i, "sync-" + i);
+            Message reply = requester.request(req, 15_000);
+            assertNotNull(reply, "sync reply " + i);
+            assertEquals("reply to sync-" + i, new String(reply.getBody(), StandardCharsets.UTF_8));
+        }
+
+        int n = 5;
+        CountDownLatch done = new CountDownLatch(n);
+        Map<String, String> replies = new ConcurrentHashMap<>();
+        for (int i = 0; i < n; i++) {
+            final String body = "async-" + i;
+            requester.request(msg(topic, "req", "ra" + i, body), new RequestCallback() {
+                @Override
+                public void onSuccess(Message message) {
+                    replies.put(body, new String(message.getBody(), StandardCharsets.UTF_8));
+                    done.countDown();
+                }
+
+                @Override
+                public void onException(Throwable e) {
+                    System.err.println("[compat] async request failed: " + e);
+                }
+            }, 15_000);
+        }
+        assertTrue(done.await(30, TimeUnit.SECONDS), "async replies: " + replies);
+        for (int i = 0; i < n; i++) {
+            assertEquals("reply to async-" + i, replies.get("async-" + i));
+        }
+    }
+}
