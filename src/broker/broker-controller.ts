@@ -165,6 +165,10 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
       topicConfigManager.persist();
       boundPort = await server.listen(config.listenPort);
+      if (config.listenPort > 2 && config.fastListenPort !== -1) {
+        const vipPort = config.fastListenPort || config.listenPort - 2;
+        if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
+      }
       offsetTimer = setInterval(() => consumerOffsetManager.persist(), config.flushConsumerOffsetInterval);
       offsetTimer.unref();
       started = true;

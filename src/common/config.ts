@@ -28,6 +28,8 @@ export const BROKER_SCHEMA = {
   brokerIP1: { type: 'string', default: '127.0.0.1' },
   brokerIP2: { type: 'string', default: '' },
   listenPort: { type: 'int', default: 10911, min: 0, max: 65535 },
+  // The VIP channel (Java binds listenPort - 2). 0 = listenPort - 2, -1 = off.
+  fastListenPort: { type: 'int', default: 0, min: -1, max: 65535 },
   storePathRootDir: { type: 'string', default: path.join(home, 'store') },
   storePathCommitLog: { type: 'string', default: '' },
   mappedFileSizeCommitLog: { type: 'int', default: 1073741824, min: 4096 },
@@ -38,6 +40,15 @@ export const BROKER_SCHEMA = {
   flushIntervalConsumeQueue: { type: 'int', default: 1000, min: 1 },
   syncFlushTimeout: { type: 'int', default: 5000, min: 1 },
   maxMessageSize: { type: 'int', default: 4194304, min: 1024, max: 16 * 1024 * 1024 - 65536 },
+  // Retention and the disk guard (MessageStoreConfig). The ratios are percentages; the store clamps them as
+  // Java does (max used 10-95, forced clean 30-85, warning 35-90).
+  fileReservedTime: { type: 'int', default: 72, min: 0 },
+  deleteWhen: { type: 'string', default: '04' },
+  diskMaxUsedSpaceRatio: { type: 'int', default: 75, min: 0, max: 100 },
+  diskSpaceCleanForciblyRatio: { type: 'int', default: 85, min: 0, max: 100 },
+  diskSpaceWarningLevelRatio: { type: 'int', default: 90, min: 0, max: 100 },
+  cleanFileForciblyEnable: { type: 'bool', default: true },
+  cleanResourceInterval: { type: 'int', default: 10000, min: 100 },
   brokerRole: { type: 'enum', default: 'ASYNC_MASTER', values: ['ASYNC_MASTER', 'SYNC_MASTER', 'SLAVE'] },
   autoCreateTopicEnable: { type: 'bool', default: true },
   autoCreateSubscriptionGroup: { type: 'bool', default: true },
@@ -53,7 +64,16 @@ export const BROKER_SCHEMA = {
   clusterTopicEnable: { type: 'bool', default: true },
   brokerTopicEnable: { type: 'bool', default: true },
   enablePropertyFilter: { type: 'bool', default: false },
+  // Judge %RETRY% messages by the group's SQL92 subscription of their original topic (ExpressionForRetryMessageFilter).
+  filterSupportRetry: { type: 'bool', default: false },
   messageDelayLevel: { type: 'string', default: '1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h' },
+  // Key index and QUERY_MESSAGE (Java MessageStoreConfig). An index file is 40 + 4·slots + 20·entries bytes (sparse).
+  messageIndexEnable: { type: 'bool', default: true },
+  maxHashSlotNum: { type: 'int', default: 5000000, min: 1, max: 100000000 },
+  maxIndexNum: { type: 'int', default: 20000000, min: 2, max: 100000000 },
+  messageIndexSafe: { type: 'bool', default: false },
+  maxMsgsNumBatch: { type: 'int', default: 64, min: 1, max: 100000 },
+  defaultQueryMaxNum: { type: 'int', default: 32, min: 1, max: 100000 },
   // Java: rocketmq.broker.rebalance.lockMaxLiveTime
   lockMaxLiveTimeMills: { type: 'int', default: 60000, min: 1000 },
   // Transactions (Java BrokerConfig). transactionCheckInterval is 30000 in 5.x, 60000 in 4.9.x.

@@ -20,6 +20,7 @@ export class RemotingServer {
   private readonly connections = new Set<Connection>();
   private readonly connectionListeners: Array<(c: Connection) => void> = [];
   private server: net.Server | undefined;
+  private readonly extraServers: net.Server[] = [];
 
   constructor(
     private readonly logger: Logger,
@@ -50,6 +51,23 @@ export class RemotingServer {
     });
     server.on('error', (err) => this.logger.error({ err }, 'server socket error'));
     return (server.address() as net.AddressInfo).port;
+  }
+
+  /**
+   * Serves the same processors on one more port (the broker's VIP channel at listenPort − 2, which Java clients
+   * up to 4.4 use by default). Resolves false when the port cannot be bound.
+   */
+  async listenAlso(port: number, host = '0.0.0.0'): Promise<boolean> {
+    const extra = net.createServer((socket) => this.accept(socket));
+    const ok = await new Promise<boolean>((resolve) => {
+      extra.once('error', () => resolve(false));
+      extra.listen(port, host, () => resolve(true));
+    });
+    if (ok) {
+      extra.on('error', (err) => this.logger.error({ err }, 'server socket error'));
+      this.extraServers.push(extra);
+    }
+    return ok;
   }
 
   get port(): number {
@@ -110,6 +128,7 @@ export class RemotingServer {
     const server = this.server;
     this.server = undefined;
     for (const c of this.connections) c.close();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    const all = [...(server ? [server] : []), ...this.extraServers.splice(0)];
+    await Promise.all(all.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
 }

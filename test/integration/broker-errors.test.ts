@@ -1,0 +1,147 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequestCode } from '../../src/common/request-code.js';
+import { ResponseCode } from '../../src/common/response-code.js';
+import { silentLogger } from '../../src/common/logger.js';
+import { createRequest } from '../../src/remoting/command.js';
+import { RemotingClient } from '../../src/remoting/client.js';
+import { type TestServer, createTopic, startTestServer } from '../helpers/server.js';
+
+/** Raw requests a stock client would never send: every one must get a code and a remark, never a crash. */
+describe('broker answers bad requests with RocketMQ codes', () => {
+  let server: TestServer;
+  let client: RemotingClient;
+
+  const send = (topic: string, body: Buffer, extra: Record<string, string> = {}) =>
+    client.request(
+      server.brokerAddr,
+      createRequest(
+        RequestCode.SEND_MESSAGE_V2,
+        { a: 'PG_err', b: topic, c: 'TBW102', d: '4', e: '0', f: '0', g: String(Date.now()), h: '0', i: 'TAGS\u0001t\u0002', ...extra },
+        body,
+      ),
+      5000,
+    );
+
+  beforeAll(async () => {
+    server = await startTestServer({ autoCreateTopicEnable: false });
+    client = new RemotingClient(silentLogger());
+    await createTopic(server, 'ErrTopic', 2);
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.stop();
+  });
+
+  it('accepts a body of exactly maxMessageSize and refuses one byte more with MESSAGE_ILLEGAL', async () => {
+    const max = 4 * 1024 * 1024;
+    const ok = await send('ErrTopic', Buffer.alloc(max, 1));
+    expect(ok.code).toBe(ResponseCode.SUCCESS);
+    const tooBig = await send('ErrTopic', Buffer.alloc(max + 1, 1));
+    expect(tooBig.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+    expect(tooBig.remark).toMatch(/maxMessageSize/);
+  });
+
+  it('refuses an unknown topic with TOPIC_NOT_EXIST when autoCreateTopicEnable=false', async () => {
+    const res = await send('NoSuchTopic', Buffer.from('x'));
+    expect(res.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
+    expect(res.remark).toContain('NoSuchTopic');
+  });
+
+  it('refuses illegal topic names and system topics', async () => {
+    const bad = await send('bad topic!', Buffer.from('x'));
+    expect(bad.code).not.toBe(ResponseCode.SUCCESS);
+    expect(bad.remark).toMatch(/illegal|topic/i);
+    const sys = await send('SCHEDULE_TOPIC_XXXX', Buffer.from('x'));
+    expect(sys.code).toBe(ResponseCode.NO_PERMISSION);
+  });
+
+  it('refuses an out-of-range queue id', async () => {
+    const res = await send('ErrTopic', Buffer.from('x'), { e: '99' });
+    expect(res.code).toBe(ResponseCode.SYSTEM_ERROR);
+    expect(res.remark).toContain('queueId');
+  });
+
+  it('names the missing header field', async () => {
+    const res = await client.request(server.brokerAddr, createRequest(RequestCode.PULL_MESSAGE, { topic: 'ErrTopic' }), 5000);
+    expect(res.code).toBe(ResponseCode.SYSTEM_ERROR);
+    expect(res.remark).toContain('consumerGroup');
+  });
+
+  it('answers a malformed batch body with MESSAGE_ILLEGAL', async () => {
+    const res = await client.request(
+      server.brokerAddr,
+      createRequest(
+        RequestCode.SEND_BATCH_MESSAGE,
+        { a: 'PG_err', b: 'ErrTopic', c: 'TBW102', d: '4', e: '0', f: '0', g: String(Date.now()), h: '0', i: '' },
+        Buffer.from([0, 0, 0, 200, 1, 2, 3]),
+      ),
+      5000,
+    );
+    expect(res.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+  });
+
+  it('answers a pull of an unknown topic with TOPIC_NOT_EXIST and an offset beyond max with PULL_OFFSET_MOVED', async () => {
+    const pull = (topic: string, offset: number) =>
+      client.request(
+        server.brokerAddr,
+        createRequest(RequestCode.PULL_MESSAGE, {
+          consumerGroup: 'G_err',
+          topic,
+          queueId: '0',
+          queueOffset: String(offset),
+          maxMsgNums: '32',
+          sysFlag: '4', // SUBSCRIPTION, no SUSPEND: answer at once
+          commitOffset: '0',
+          suspendTimeoutMillis: '1000',
+          subscription: '*',
+          subVersion: '0',
+        }),
+        5000,
+      );
+    expect((await pull('NoSuchTopic', 0)).code).toBe(ResponseCode.TOPIC_NOT_EXIST);
+    const moved = await pull('ErrTopic', 1000);
+    expect(moved.code).toBe(ResponseCode.PULL_OFFSET_MOVED);
+    expect(Number(moved.extFields.nextBeginOffset)).toBe(Number(moved.extFields.maxOffset));
+  });
+
+  it('serves the VIP channel at listenPort - 2', async () => {
+    const port = await freePortPair();
+    const vip = await startTestServer({ listenPort: port });
+    try {
+      const res = await client.request(`127.0.0.1:${port - 2}`, createRequest(RequestCode.GET_BROKER_RUNTIME_INFO), 5000);
+      expect(res.code).toBe(ResponseCode.SUCCESS);
+    } finally {
+      await vip.stop();
+    }
+  });
+});
+
+/** A port P such that both P and P − 2 are free right now. */
+async function freePortPair(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const p = await listenOnce(0);
+    if (p > 1026 && (await canListen(p - 2))) return p;
+  }
+  throw new Error('no free port pair');
+}
+
+function listenOnce(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(port, '0.0.0.0', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+async function canListen(port: number): Promise<boolean> {
+  try {
+    await listenOnce(port);
+    return true;
+  } catch {
+    return false;
+  }
+}
