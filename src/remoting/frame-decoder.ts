@@ -7,62 +7,70 @@ export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 export const MAX_HEADER_BYTES = 1024 * 1024;
 
 /**
- * Streaming frame decoder: feed it socket chunks, get whole commands back. Partial frames are kept
- * (one growing buffer with a read cursor); a malformed frame throws FrameError and the caller closes the
- * connection.
+ * Streaming frame decoder: feed it socket chunks, get whole commands back. Frames are decoded straight out of
+ * the chunk when they fit; a partial frame's chunks are kept as a list and joined once, when the whole frame
+ * is there, so a 4 MiB frame arriving in 64 KiB chunks is copied once, not once per chunk. A malformed frame
+ * throws FrameError and the caller closes the connection.
  */
 export class FrameDecoder {
-  private buf: Buffer = Buffer.alloc(0);
-  private start = 0;
-  private end = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Bytes the frame at the head of `pending` needs (length field included), or 0 while unknown. */
+  private needBytes = 0;
 
   constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
 
   /** Bytes received but not yet decoded into a frame. */
   get bufferedBytes(): number {
-    return this.end - this.start;
+    return this.pendingBytes;
   }
 
   push(chunk: Buffer, out: RemotingCommand[]): void {
-    this.append(chunk);
-    for (;;) {
-      const avail = this.end - this.start;
-      if (avail < 4) break;
-      const length = this.buf.readInt32BE(this.start);
-      if (length < 4 || length + 4 > this.maxFrameBytes) {
-        throw new FrameError(`frame length ${length} out of range (max ${this.maxFrameBytes - 4})`);
-      }
-      if (avail < 4 + length) break;
-      const frameStart = this.start + 4;
-      const frameEnd = frameStart + length;
-      this.start = frameEnd;
-      // The frame must be copied out only when the body outlives the buffer; subarray keeps a view and the
-      // buffer is never written again below `start`, because append() reallocates instead of compacting in place.
-      out.push(decodeFrameBody(this.buf.subarray(frameStart, frameEnd)));
+    if (this.pendingBytes === 0) {
+      this.decodeFrom(chunk, out);
+      return;
     }
-    if (this.start === this.end) {
-      this.start = 0;
-      this.end = 0;
-      if (this.buf.length > 64 * 1024) this.buf = Buffer.alloc(0);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.needBytes === 0) {
+      if (this.pendingBytes < 4) return;
+      if (this.pending[0].length < 4) this.pending = [Buffer.concat(this.pending, this.pendingBytes)];
+      this.needBytes = this.frameBytes(this.pending[0], 0);
+    }
+    if (this.pendingBytes < this.needBytes) return;
+    const joined = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.needBytes = 0;
+    this.decodeFrom(joined, out);
+  }
+
+  /** Decodes every whole frame in `buf`; keeps the tail as pending. */
+  private decodeFrom(buf: Buffer, out: RemotingCommand[]): void {
+    let pos = 0;
+    while (buf.length - pos >= 4) {
+      const total = this.frameBytes(buf, pos);
+      if (buf.length - pos < total) {
+        this.needBytes = total;
+        break;
+      }
+      out.push(decodeFrameBody(buf.subarray(pos + 4, pos + total)));
+      pos += total;
+    }
+    if (pos < buf.length) {
+      const rest = buf.subarray(pos);
+      this.pending = [rest];
+      this.pendingBytes = rest.length;
     }
   }
 
-  private append(chunk: Buffer): void {
-    if (this.start === this.end) {
-      // Fast path: no leftover, decode straight from the chunk.
-      this.buf = chunk;
-      this.end = chunk.length;
-      return;
+  /** Whole frame size (length field included) declared at `pos`; throws on an impossible length. */
+  private frameBytes(buf: Buffer, pos: number): number {
+    const length = buf.readInt32BE(pos);
+    if (length < 4 || length + 4 > this.maxFrameBytes) {
+      throw new FrameError(`frame length ${length} out of range (max ${this.maxFrameBytes - 4})`);
     }
-    const leftover = this.end - this.start;
-    const need = leftover + chunk.length;
-    // Never overwrite bytes that earlier frames' bodies may still view: always move into a fresh buffer.
-    const next = Buffer.allocUnsafe(Math.max(need, Math.min(2 * need, need + 1024 * 1024)));
-    this.buf.copy(next, 0, this.start, this.end);
-    chunk.copy(next, leftover);
-    this.buf = next;
-    this.start = 0;
-    this.end = need;
+    return length + 4;
   }
 }
 
