@@ -48,6 +48,47 @@ export interface StoreConfig {
   recoverScanFileNum: number;
   /** Ours: recent consume-queue entries kept in memory per queue. */
   consumeQueueTailCacheEntries: number;
+  /** Retention: commit-log files last modified this many hours ago may be deleted (Java 72). */
+  fileReservedTime: number;
+  /** Retention: `;`-separated local hours during which expired files are deleted (Java "04"). */
+  deleteWhen: string;
+  /** Clean-up also runs when the store's disk is more than this % used (Java 75; clamped 10-95). */
+  diskMaxUsedSpaceRatio: number;
+  /** Above this % used, files are deleted even if not expired (Java 85; clamped 30-85). */
+  diskSpaceCleanForciblyRatio: number;
+  /** Above this % used the disk counts as full and puts get SERVICE_NOT_AVAILABLE (Java 90; clamped 35-90). */
+  diskSpaceWarningLevelRatio: number;
+  /** Allow deleting unexpired files when the disk passes diskSpaceCleanForciblyRatio (Java true). */
+  cleanFileForciblyEnable: boolean;
+  /** Clean-up period, ms (Java 10000). */
+  cleanResourceInterval: number;
+  /** Pause between two commit-log file deletions, ms (Java 100). */
+  deleteCommitLogFilesInterval: number;
+  /** Pause after a queue's consume-queue files were deleted, ms (Java 100). */
+  deleteConsumeQueueFilesInterval: number;
+  /** A deleted file still being read is closed anyway after this long, ms (Java 120000; Java's spelling). */
+  destroyMapedFileIntervalForcibly: number;
+  /** Most commit-log files deleted per clean-up run (Java 10). */
+  deleteFileBatchMax: number;
+  /** Build the key index (`{root}/index`) and answer QUERY_MESSAGE (Java true). */
+  messageIndexEnable: boolean;
+  /** Hash slots per index file (Java 5,000,000). */
+  maxHashSlotNum: number;
+  /** Entries per index file (Java 20,000,000); a full file rolls to a new one. */
+  maxIndexNum: number;
+  /**
+   * Java: after an abnormal stop, also start recovery no later than the index checkpoint. Accepted for
+   * compatibility; this store always re-dispatches whatever the index lacks, as if it were true.
+   */
+  messageIndexSafe: boolean;
+  /** Most offsets one key query returns (Java 64). */
+  maxMsgsNumBatch: number;
+  /**
+   * Ours: the index's slot pages and headers are written and fsynced (and the checkpoint's indexMsgTimestamp
+   * advanced) at most this often, ms, and right after a file fills up. Java writes them through mmap and forces
+   * them only on roll; entries themselves are written every event-loop turn.
+   */
+  flushIntervalIndex: number;
 }
 
 export const CQ_UNIT_SIZE = 20;
@@ -79,6 +120,23 @@ export const STORE_CONFIG_DEFAULTS: Readonly<Omit<StoreConfig, 'storePathRootDir
     maxPendingWriteBytes: 64 * 1024 * 1024,
     recoverScanFileNum: 3,
     consumeQueueTailCacheEntries: 8192,
+    fileReservedTime: 72,
+    deleteWhen: '04',
+    diskMaxUsedSpaceRatio: 75,
+    diskSpaceCleanForciblyRatio: 85,
+    diskSpaceWarningLevelRatio: 90,
+    cleanFileForciblyEnable: true,
+    cleanResourceInterval: 10000,
+    deleteCommitLogFilesInterval: 100,
+    deleteConsumeQueueFilesInterval: 100,
+    destroyMapedFileIntervalForcibly: 120000,
+    deleteFileBatchMax: 10,
+    messageIndexEnable: true,
+    maxHashSlotNum: 5000000,
+    maxIndexNum: 5000000 * 4,
+    messageIndexSafe: false,
+    maxMsgsNumBatch: 64,
+    flushIntervalIndex: 10000,
   });
 
 export const DEFAULT_STORE_PATH_ROOT_DIR = path.join(os.homedir(), 'store');
@@ -111,12 +169,38 @@ export function resolveStoreConfig(input: StoreConfigInput = {}): StoreConfig {
   positiveInt('flushIntervalConsumeQueue', config.flushIntervalConsumeQueue);
   positiveInt('maxPendingWriteBytes', config.maxPendingWriteBytes);
   positiveInt('consumeQueueTailCacheEntries', config.consumeQueueTailCacheEntries);
+  positiveInt('cleanResourceInterval', config.cleanResourceInterval);
+  positiveInt('deleteFileBatchMax', config.deleteFileBatchMax);
+  if (!Number.isFinite(config.fileReservedTime) || config.fileReservedTime < 0) {
+    throw new Error(`fileReservedTime must be a number of hours >= 0, got ${String(config.fileReservedTime)}`);
+  }
+  parseDeleteWhen(config.deleteWhen);
+  positiveInt('maxHashSlotNum', config.maxHashSlotNum);
+  positiveInt('maxIndexNum', config.maxIndexNum);
+  positiveInt('maxMsgsNumBatch', config.maxMsgsNumBatch);
+  // IndexFile computes its size as a Java int.
+  if (40 + config.maxHashSlotNum * 4 + config.maxIndexNum * 20 > 0x7fffffff) {
+    throw new Error('maxHashSlotNum * 4 + maxIndexNum * 20 must stay below 2 GiB');
+  }
   if (config.mappedFileSizeCommitLog < 256) throw new Error('mappedFileSizeCommitLog is too small');
   return config;
 }
 
 function positiveInt(name: string, v: number): void {
   if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer, got ${String(v)}`);
+}
+
+/** `deleteWhen` ("04", "01;13") as hours 0-23 (UtilAll.isItTimeToDo); throws on anything else. */
+export function parseDeleteWhen(spec: string): number[] {
+  const hours: number[] = [];
+  for (const part of spec.split(';')) {
+    const t = part.trim();
+    if (t === '') continue;
+    const h = /^\d{1,2}$/.test(t) ? Number(t) : NaN;
+    if (!(h >= 0 && h <= 23)) throw new Error(`deleteWhen: bad hour "${part}" in "${spec}"`);
+    hours.push(h);
+  }
+  return hours;
 }
 
 /** Parses `messageDelayLevel` ("1s 5s ... 2h") into delays in ms, index 0 = level 1. */

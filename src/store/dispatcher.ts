@@ -3,8 +3,10 @@
 import type { Logger } from 'pino';
 import type { DispatchedEntry } from './types.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
+import type { IndexService } from './index/index-service.js';
 import { isQueuedTransactionType, type DecodedRecord } from './record.js';
 import { javaStringHashCode } from '../common/java-hash.js';
+import { TIMER_TOPIC, timerTagsCode } from './timer-topic.js';
 
 /** TopicValidator.RMQ_SYS_SCHEDULE_TOPIC */
 export const SCHEDULE_TOPIC = 'SCHEDULE_TOPIC_XXXX';
@@ -26,10 +28,12 @@ export function getProperty(propertiesString: string, name: string): string | un
 
 /**
  * The consume-queue tagsCode of a stored record, as CommitLog.checkMessageAndReturnSize computes it:
- * hashCode(TAGS) (0 without tags); in SCHEDULE_TOPIC_XXXX the delivery time for the DELAY level.
+ * hashCode(TAGS) (0 without tags); in SCHEDULE_TOPIC_XXXX the delivery time for the DELAY level; in the timer
+ * topic the time the timer service acts on it (ours, see timer-topic.ts).
  */
 export function tagsCodeOf(topic: string, propertiesString: string, storeTimestamp: number, delayLevelsMs: readonly number[]): number {
   if (propertiesString.length === 0) return 0;
+  if (topic === TIMER_TOPIC) return timerTagsCode(propertiesString, storeTimestamp);
   let tagsCode = 0;
   const tags = getProperty(propertiesString, 'TAGS');
   if (tags) tagsCode = javaStringHashCode(tags);
@@ -49,6 +53,22 @@ export function tagsCodeOfTags(tags: string | undefined): number {
 
 export type DispatchListener = (entry: DispatchedEntry) => void;
 
+/** What the commit log reports for each written record: the consume-queue entry plus what the index needs. */
+export interface WrittenRecord extends DispatchedEntry {
+  /** Gets a consume-queue entry (tx NOT / COMMIT); others only go to the index. */
+  queued: boolean;
+  sysFlag: number;
+  keys: string | undefined;
+  uniqKey: string | undefined;
+}
+
+/** MessageToStore.keys / uniqKey, read from the properties when the caller filled in neither. */
+export function indexKeysOf(msg: { keys?: string; uniqKey?: string; propertiesString: string }): { keys?: string; uniqKey?: string } {
+  if (msg.keys !== undefined || msg.uniqKey !== undefined) return msg;
+  if (msg.propertiesString.length === 0) return {};
+  return { keys: getProperty(msg.propertiesString, 'KEYS'), uniqKey: getProperty(msg.propertiesString, 'UNIQ_KEY') };
+}
+
 export class Dispatcher {
   private readonly listeners: DispatchListener[] = [];
   /** Store timestamp of the newest record dispatched (checkpoint logicsMsgTimestamp after a CQ flush). */
@@ -58,6 +78,8 @@ export class Dispatcher {
     private readonly cqStore: ConsumeQueueStore,
     private readonly logger: Logger,
     private readonly delayLevelsMs: readonly number[],
+    /** CommitLogDispatcherBuildIndex; null with messageIndexEnable=false. */
+    private readonly index: IndexService | null = null,
   ) {}
 
   onDispatch(listener: DispatchListener): void {
@@ -65,8 +87,13 @@ export class Dispatcher {
   }
 
   /** Records just written by the commit log, in log order. */
-  dispatchWritten(entries: DispatchedEntry[]): void {
+  dispatchWritten(entries: WrittenRecord[]): void {
     for (const e of entries) {
+      // Java order: consume queue, index, then wake long polls.
+      if (!e.queued) {
+        if (this.index) this.buildIndex(e);
+        continue;
+      }
       const cq = this.cqStore.getOrCreate(e.topic, e.queueId);
       if (!cq.putEntry(e.queueOffset, e.commitLogOffset, e.sizeBytes, e.tagsCode)) {
         this.logger.warn({ topic: e.topic, queueId: e.queueId, queueOffset: e.queueOffset },
@@ -74,6 +101,7 @@ export class Dispatcher {
         continue;
       }
       this.lastStoreTimestamp = e.storeTimestamp;
+      if (this.index) this.buildIndex(e);
       for (const l of this.listeners) {
         try {
           l(e);
@@ -85,7 +113,22 @@ export class Dispatcher {
   }
 
   /** A record found in the log at start-up; returns true if it added a consume-queue entry. */
+  private buildIndex(e: WrittenRecord): void {
+    try {
+      this.index!.buildIndex(e);
+    } catch (err) {
+      this.logger.error({ err, commitLogOffset: e.commitLogOffset }, 'dispatch: building the index failed');
+    }
+  }
+
   dispatchRecovered(rec: DecodedRecord, commitLogOffset: number): boolean {
+    if (this.index && this.index.wants(commitLogOffset)) {
+      const props = rec.propertiesString;
+      this.index.buildIndex({
+        topic: rec.topic, commitLogOffset, storeTimestamp: rec.storeTimestamp, sysFlag: rec.sysFlag,
+        keys: props ? getProperty(props, 'KEYS') : undefined, uniqKey: props ? getProperty(props, 'UNIQ_KEY') : undefined,
+      });
+    }
     if (!isQueuedTransactionType(rec.sysFlag)) return false;
     const cq = this.cqStore.getOrCreate(rec.topic, rec.queueId);
     const tagsCode = tagsCodeOf(rec.topic, rec.propertiesString, rec.storeTimestamp, this.delayLevelsMs);

@@ -2,6 +2,7 @@
 import pino, { type Logger } from 'pino';
 import { resolveStoreConfig, type StoreConfigInput } from './config.js';
 import { DefaultMessageStore } from './message-store.js';
+import type { StoreEnv } from './cleanup.js';
 
 export type * from './types.js';
 export {
@@ -9,7 +10,8 @@ export {
   DEFAULT_MESSAGE_DELAY_LEVEL, CQ_UNIT_SIZE,
 } from './config.js';
 export type { StoreConfig, StoreConfigInput, FlushDiskType } from './config.js';
-export { DefaultMessageStore, type StoreStats } from './message-store.js';
+export { DefaultMessageStore, type StoreStats, type RecoveryStats } from './message-store.js';
+export { StoreCleaner, diskUsedRatio, DEFAULT_STORE_ENV, type StoreEnv, type StatFsLike, type CleanupRun } from './cleanup.js';
 export { MAX_PULL_TOTAL_BYTES } from './get-message.js';
 export { tagsCodeOf, tagsCodeOfTags, getProperty, SCHEDULE_TOPIC } from './dispatcher.js';
 export * from './record.js';
@@ -19,6 +21,6 @@ export { crc32, bodyCrc32 } from './crc32.js';
  * Creates (but does not start) a store. Missing config keys take the Java defaults; call start() before use
  * and shutdown() to close cleanly.
  */
-export function createMessageStore(config: StoreConfigInput = {}, logger?: Logger): DefaultMessageStore {
-  return new DefaultMessageStore(resolveStoreConfig(config), logger ?? pino({ level: 'silent' }));
+export function createMessageStore(config: StoreConfigInput = {}, logger?: Logger, env?: Partial<StoreEnv>): DefaultMessageStore {
+  return new DefaultMessageStore(resolveStoreConfig(config), logger ?? pino({ level: 'silent' }), env);
 }

@@ -4,14 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type {
-  DispatchedEntry, GetResult, MessageStore, MessageToStore, PutResult, PutStatus, TagsCodeFilter,
+  DispatchedEntry, GetResult, MessageStore, MessageToStore, PutResult, PutStatus, QueryMessageResult, QueueEntry,
+  TagsCodeFilter,
 } from './types.js';
-import { OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from './config.js';
+import { CQ_UNIT_SIZE, OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from './config.js';
 import { CommitLog, type PreparedMessage } from './commit-log/commit-log.js';
+import { abnormalWindowStart } from './commit-log/recovery.js';
+import { IndexService } from './index/index-service.js';
 import { ConsumeQueueStore } from './consume-queue/store.js';
+import { parseEntry } from './consume-queue/consume-queue.js';
 import { Dispatcher } from './dispatcher.js';
 import { AbortFile, StoreCheckpoint } from './checkpoint.js';
-import { getMessage, type GetContext } from './get-message.js';
+import { DEFAULT_STORE_ENV, StoreCleaner, type StoreEnv } from './cleanup.js';
+import { getMessage, MAX_PULL_TOTAL_BYTES, type GetContext } from './get-message.js';
 import { bodyCrc32 } from './crc32.js';
 import {
   encodeRecordSize, isQueuedTransactionType, MAX_PROPERTIES_LENGTH, MAX_TOPIC_LENGTH, MESSAGE_MAGIC_CODE_V1,
@@ -28,6 +33,19 @@ export interface StoreStats {
 
 type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
 
+/** What the last start-up recovery did (also logged). */
+export interface RecoveryStats {
+  abnormal: boolean;
+  /** Where re-reading started, where validation started, and the recovered end of the log. */
+  scanStart: number;
+  windowStart: number;
+  logEnd: number;
+  bytesScanned: number;
+  /** Consume-queue entries re-dispatched. */
+  rebuilt: number;
+  durationMs: number;
+}
+
 function rejected(status: PutStatus, remark: string): PutResult {
   return {
     status, commitLogOffset: -1, commitLogOffsets: [], queueOffset: -1, wroteBytes: 0, storeTimestamp: 0,
@@ -39,9 +57,14 @@ export class DefaultMessageStore implements MessageStore {
   readonly commitLog: CommitLog;
   readonly cqStore: ConsumeQueueStore;
   readonly dispatcher: Dispatcher;
+  /** The key index (`{root}/index`); null with messageIndexEnable=false. */
+  readonly indexService: IndexService | null;
   checkpoint: StoreCheckpoint | null = null;
   /** Whether the previous run ended without a clean shutdown (abort file found at start). */
   lastShutdownAbnormal = false;
+  /** Retention and the disk guard. */
+  readonly cleaner: StoreCleaner;
+  recoveryStats: RecoveryStats | null = null;
 
   private state: State = 'created';
   private readonly abortFile: AbortFile;
@@ -49,16 +72,22 @@ export class DefaultMessageStore implements MessageStore {
   private readonly maxRecordBytes: number;
   private timers: NodeJS.Timeout[] = [];
   private lastThoroughFlushMs = Date.now();
+  private lastIndexFlushMs = Date.now();
   private commitLogFlushRunning = false;
   private cqFlushRunning: Promise<void> | null = null;
   private cqFsyncFiles = 0;
 
-  constructor(readonly config: StoreConfig, private readonly logger: Logger) {
+  constructor(readonly config: StoreConfig, private readonly logger: Logger, env: Partial<StoreEnv> = {}) {
     this.cqStore = new ConsumeQueueStore(
       path.join(config.storePathRootDir, 'consumequeue'), config.mappedFileSizeConsumeQueue,
       config.consumeQueueTailCacheEntries, logger,
     );
-    this.dispatcher = new Dispatcher(this.cqStore, logger, parseDelayLevels(config.messageDelayLevel));
+    this.indexService = config.messageIndexEnable
+      ? new IndexService(path.join(config.storePathRootDir, 'index'), {
+        hashSlotNum: config.maxHashSlotNum, indexNum: config.maxIndexNum, maxMsgsNumBatch: config.maxMsgsNumBatch,
+      }, logger)
+      : null;
+    this.dispatcher = new Dispatcher(this.cqStore, logger, parseDelayLevels(config.messageDelayLevel), this.indexService);
     this.commitLog = new CommitLog(config, logger, (entries) => this.dispatcher.dispatchWritten(entries));
     this.abortFile = new AbortFile(path.join(config.storePathRootDir, 'abort'));
     this.maxRecordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
@@ -67,6 +96,10 @@ export class DefaultMessageStore implements MessageStore {
       memoryBudgetBytes: Math.floor(os.totalmem() * (config.accessMessageInMemoryMaxRatio / 100)),
       maxRecordBytes: this.maxRecordBytes,
     };
+    this.cleaner = new StoreCleaner({
+      config, logger, commitLog: this.commitLog, cqStore: this.cqStore, env: { ...DEFAULT_STORE_ENV, ...env },
+      onMinPhyOffsetAdvanced: (min) => this.deleteExpiredIndexFiles(min),
+    });
   }
 
   get stats(): StoreStats {
@@ -82,6 +115,7 @@ export class DefaultMessageStore implements MessageStore {
   async start(): Promise<void> {
     if (this.state !== 'created') throw new Error(`message store cannot start from state ${this.state}`);
     this.state = 'starting';
+    const startedAtMs = performance.now();
     const { config } = this;
     fs.mkdirSync(config.storePathRootDir, { recursive: true });
     this.lastShutdownAbnormal = this.abortFile.existsSync();
@@ -97,19 +131,31 @@ export class DefaultMessageStore implements MessageStore {
     const windowStart = this.commitLog.recoveryWindowStart(
       this.lastShutdownAbnormal ? this.checkpoint.minTimestamp : undefined,
     );
-    const scanStart = Math.max(this.commitLog.minOffset, Math.min(windowStart, this.cqStore.maxPhysicEnd()));
+    // The index asks for whatever it may lack too (files dropped after an abnormal stop, or removed).
+    const indexFrom = this.indexRebuildStart();
+    const scanStart = Math.max(this.commitLog.minOffset, Math.min(windowStart, this.cqStore.maxPhysicEnd(), indexFrom));
     let rebuilt = 0;
     const logEnd = await this.commitLog.recover(
       scanStart, windowStart,
       (record, offset) => {
         if (this.dispatcher.dispatchRecovered(record, offset)) rebuilt++;
       },
-      () => this.cqStore.drainWrites(),
+      async () => {
+        await this.cqStore.drainWrites();
+        await this.indexService?.drainWrites();
+      },
     );
     await this.cqStore.drainWrites();
+    this.indexService?.afterRecovery(logEnd);
+    this.deleteExpiredIndexFiles();
     this.cqStore.truncateBeyondSync(logEnd);
     for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
-    this.logger.info({ logEnd, scanStart, windowStart, rebuilt }, 'message store: recovered');
+    await this.cleaner.correctConsumeQueueMins();
+    this.recoveryStats = {
+      abnormal: this.lastShutdownAbnormal, scanStart, windowStart, logEnd, bytesScanned: Math.max(0, logEnd - scanStart),
+      rebuilt, durationMs: Math.round(performance.now() - startedAtMs),
+    };
+    this.logger.info({ ...this.recoveryStats, indexFrom }, 'message store: recovered');
 
     this.abortFile.createSync();
     if (config.flushDiskType === 'ASYNC_FLUSH') {
@@ -117,6 +163,7 @@ export class DefaultMessageStore implements MessageStore {
     }
     this.timers.push(setInterval(() => void this.flushConsumeQueuesTick(), config.flushIntervalConsumeQueue));
     for (const t of this.timers) t.unref();
+    await this.cleaner.start();
     this.state = 'running';
   }
 
@@ -125,12 +172,15 @@ export class DefaultMessageStore implements MessageStore {
     this.state = 'stopping';
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    await this.cleaner.stop();
     await this.commitLog.drain();
     await this.cqFlushRunning;
     await this.cqStore.drainWrites();
     await this.commitLog.close();
     await this.cqStore.closeAll();
     const cp = this.checkpoint!;
+    const indexCovered = (await this.indexService?.close()) ?? 0;
+    if (indexCovered > 0) cp.indexMsgTimestamp = indexCovered;
     cp.physicMsgTimestamp = this.commitLog.flushedStoreTimestamp;
     if (this.dispatcher.lastStoreTimestamp > 0) cp.logicsMsgTimestamp = this.dispatcher.lastStoreTimestamp;
     await cp.close();
@@ -163,6 +213,16 @@ export class DefaultMessageStore implements MessageStore {
       try {
         this.cqFsyncFiles += await this.cqStore.flushAll();
         const cp = this.checkpoint!;
+        const index = this.indexService;
+        if (index && (index.flushWanted || Date.now() - this.lastIndexFlushMs >= this.config.flushIntervalIndex)) {
+          this.lastIndexFlushMs = Date.now();
+          try {
+            const covered = await index.flush();
+            if (covered > 0) cp.indexMsgTimestamp = covered;
+          } catch (err) {
+            this.logger.error({ err }, 'index flush failed');
+          }
+        }
         if (ts > 0) cp.logicsMsgTimestamp = ts;
         cp.physicMsgTimestamp = this.commitLog.flushedStoreTimestamp;
         await cp.flush();
@@ -174,6 +234,29 @@ export class DefaultMessageStore implements MessageStore {
     });
     this.cqFlushRunning = run;
     return run;
+  }
+
+  /**
+   * Where re-dispatch must start for the index to miss nothing (Infinity with the index off): loads the index
+   * files, dropping those newer than the checkpoint after an abnormal stop (IndexService.load).
+   */
+  private indexRebuildStart(): number {
+    if (!this.indexService) return Infinity;
+    const cp = this.checkpoint!;
+    const hint = this.indexService.loadSync(!this.lastShutdownAbnormal, cp.indexMsgTimestamp);
+    let from = hint.fromOffset;
+    if (hint.notBeforeTimestamp !== undefined) {
+      from = Math.max(from, abnormalWindowStart(this.commitLog.segments, hint.notBeforeTimestamp));
+    }
+    return from;
+  }
+
+  /**
+   * Deletes index files whose entries all point below the commit log's minimum offset (Java runs this from the
+   * consume-queue cleanup after the log's head files go). Returns how many were deleted.
+   */
+  deleteExpiredIndexFiles(minPhyOffset: number = this.commitLog.minOffset): number {
+    return this.indexService?.deleteExpiredFiles(minPhyOffset) ?? 0;
   }
 
   onDispatch(listener: (entry: DispatchedEntry) => void): void {
@@ -218,6 +301,7 @@ export class DefaultMessageStore implements MessageStore {
     if (this.state !== 'running' || this.commitLog.failure) {
       return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', 'message store is not running'));
     }
+    if (this.cleaner.diskFull) return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', this.cleaner.diskFullRemark()));
     if (msgs.length === 0) return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'empty batch'));
     const first = msgs[0]!;
     const prepared: PreparedMessage[] = new Array(msgs.length);
@@ -314,6 +398,58 @@ export class DefaultMessageStore implements MessageStore {
     if (magic !== MESSAGE_MAGIC_CODE_V1 && magic !== MESSAGE_MAGIC_CODE_V2) return null;
     if (size < RECORD_OVERHEAD_V1_IPV4 || size > this.maxRecordBytes) return null;
     return this.commitLog.read(commitLogOffset, size);
+  }
+
+  /**
+   * DefaultMessageStore.queryMessage: offsets from the index (up to three passes, each moving `end` back to the
+   * first hit's store time when none of the hits could be read), then the whole records, oldest first.
+   */
+  async queryMessage(
+    topic: string, key: string, maxNum: number, beginTimestampMs: number, endTimestampMs: number,
+  ): Promise<QueryMessageResult> {
+    const result: QueryMessageResult = { records: [], indexLastUpdateTimestamp: 0, indexLastUpdatePhyoffset: 0 };
+    if (!this.indexService) return result;
+    let lastQueryMsgTime = endTimestampMs;
+    let totalBytes = 0;
+    for (let pass = 0; pass < 3; pass++) {
+      const q = await this.indexService.queryOffset(topic, key, maxNum, beginTimestampMs, lastQueryMsgTime);
+      if (q.phyOffsets.length === 0) break;
+      q.phyOffsets.sort((a, b) => a - b);
+      result.indexLastUpdateTimestamp = q.indexLastUpdateTimestamp;
+      result.indexLastUpdatePhyoffset = q.indexLastUpdatePhyoffset;
+      for (let m = 0; m < q.phyOffsets.length; m++) {
+        const record = await this.lookMessageByOffset(q.phyOffsets[m]!);
+        if (!record) continue;
+        if (m === 0) lastQueryMsgTime = readInt64(record, storeTimestampPos(record.readInt32BE(RecordPos.SYS_FLAG)));
+        // Java has no byte cap here; Java clients refuse frames over 16 MiB, so stop below that.
+        if (result.records.length > 0 && totalBytes + record.length > MAX_PULL_TOTAL_BYTES) break;
+        result.records.push(record);
+        totalBytes += record.length;
+      }
+      if (result.records.length > 0) break;
+      if (lastQueryMsgTime < beginTimestampMs) break;
+    }
+    return result;
+  }
+
+  async getQueueEntries(topic: string, queueId: number, fromOffset: number, maxCount: number): Promise<QueueEntry[]> {
+    const cq = this.cqStore.find(topic, queueId);
+    const out: QueueEntry[] = [];
+    if (!cq) return out;
+    let index = Math.max(fromOffset, cq.minOffset);
+    while (out.length < maxCount && index < cq.maxOffset) {
+      const buf = await cq.readEntries(index, maxCount - out.length);
+      if (!buf) {
+        index = cq.rollNextFile(index); // unreadable file: skip to the next one, as getMessage does
+        continue;
+      }
+      for (let pos = 0; pos + CQ_UNIT_SIZE <= buf.length; pos += CQ_UNIT_SIZE) {
+        const e = parseEntry(buf, pos);
+        out.push({ queueOffset: index, commitLogOffset: e.commitLogOffset, sizeBytes: e.sizeBytes, tagsCode: e.tagsCode });
+        index++;
+      }
+    }
+    return out;
   }
 
   getMinPhyOffset(): number {

@@ -265,6 +265,33 @@ export function decodeRecord(buf: Buffer, offset = 0): DecodedRecord {
 }
 
 /**
+ * Only the PROPERTIES string of the record at `offset` (broker-side SQL92 filtering; Java
+ * MessageDecoder.decodeProperties), skipping the rest of the decode. Throws RangeError on a malformed record.
+ */
+export function readRecordProperties(buf: Buffer, offset = 0): string {
+  if (buf.length - offset < RECORD_OVERHEAD_V1_IPV4) throw new RangeError('record truncated');
+  const limit = offset + buf.readInt32BE(offset);
+  if (limit > buf.length) throw new RangeError('record truncated');
+  const magic = buf.readUInt32BE(offset + RecordPos.MAGIC_CODE);
+  const sysFlag = buf.readInt32BE(offset + RecordPos.SYS_FLAG);
+  // BORNHOST, STORETIMESTAMP, STOREHOST, RECONSUMETIMES, PREPARED_TX_OFFSET, then BODYLEN.
+  let o = storeHostPos(sysFlag) + storeHostLength(sysFlag) + 4 + 8 + offset;
+  const bodyLen = buf.readInt32BE(o);
+  o += 4 + bodyLen;
+  if (bodyLen < 0 || o + 3 > limit) throw new RangeError(`bad body length ${bodyLen}`);
+  if (magic === MESSAGE_MAGIC_CODE_V2) {
+    o += 2 + buf.readInt16BE(o);
+  } else {
+    o += 1 + buf.readInt8(o);
+  }
+  if (o + 2 > limit) throw new RangeError('bad topic length');
+  const propLen = buf.readInt16BE(o);
+  o += 2;
+  if (propLen < 0 || o + propLen > limit) throw new RangeError(`bad properties length ${propLen}`);
+  return propLen > 0 ? buf.toString('utf8', o, o + propLen) : '';
+}
+
+/**
  * Checks a whole record as recovery does (CommitLog.checkMessageAndReturnSize): magic, lengths adding up to
  * TOTALSIZE and, optionally, BODYCRC. Returns the decoded record or null.
  */

@@ -10,6 +10,9 @@ export class Segment {
   /** Resolves once the file exists at full size and `fd` is usable. */
   readonly ready: Promise<void>;
   private closed = false;
+  /** Reads/fsyncs in flight on `fd` (Java MappedFile's reference count); a retired file waits for them. */
+  private pins = 0;
+  private unpinned: (() => void) | null = null;
 
   private constructor(
     readonly fromOffset: number,
@@ -61,6 +64,39 @@ export class Segment {
   zeroFromSync(position: number): void {
     fs.ftruncateSync(this.fd, position);
     fs.ftruncateSync(this.fd, this.sizeBytes);
+  }
+
+  /**
+   * Runs `fn` with the open descriptor, keeping it open until `fn` settles; undefined if the file is closed.
+   * Readers use this so a file deleted by clean-up is never closed (and its fd number reused) under them.
+   */
+  async withFd<T>(fn: (fd: number) => Promise<T>): Promise<T | undefined> {
+    if (this.fd < 0) return undefined;
+    this.pins++;
+    try {
+      return await fn(this.fd);
+    } finally {
+      if (--this.pins === 0 && this.unpinned) this.unpinned();
+    }
+  }
+
+  /**
+   * Closes and deletes the file once no read holds it, or after `forciblyMs` regardless (Java
+   * MappedFile.destroy(intervalForcibly)). The caller has already removed it from its list.
+   */
+  async destroyWhenIdle(forciblyMs: number): Promise<void> {
+    if (this.pins > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, forciblyMs);
+        timer.unref();
+        this.unpinned = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.unpinned = null;
+    }
+    await this.destroy();
   }
 
   async close(): Promise<void> {

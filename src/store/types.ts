@@ -17,7 +17,10 @@ export interface MessageToStore {
   propertiesString: string;
   /** Java String.hashCode of TAGS (sign-extended), 0 when no tags; for SCHEDULE_TOPIC_XXXX the due time. */
   tagsCode: number;
-  /** Space-separated KEYS property and UNIQ_KEY, for the index (later). */
+  /**
+   * Space-separated KEYS property and UNIQ_KEY, for the index. When both are undefined the store reads them
+   * from propertiesString.
+   */
   keys?: string;
   uniqKey?: string;
   sysFlag: number;
@@ -86,6 +89,26 @@ export interface DispatchedEntry {
   sizeBytes: number;
   tagsCode: number;
   storeTimestamp: number;
+  /** The record's properties (long polling re-checks SQL92 filters on arrival, as Java's notifyMessageArriving). */
+  propertiesString?: string;
+}
+
+/** One raw consume-queue entry (20 bytes on disk), with its logical offset. */
+export interface QueueEntry {
+  queueOffset: number;
+  commitLogOffset: number;
+  /** Record size; Integer.MAX_VALUE for the placeholders Java writes before a queue's first entry. */
+  sizeBytes: number;
+  tagsCode: number;
+}
+
+/** Answer of a key query (QUERY_MESSAGE). */
+export interface QueryMessageResult {
+  /** Whole stored records, byte-for-byte, oldest first (the client filters out hash collisions). */
+  records: Buffer[];
+  /** endTimestamp / endPhyOffset of the newest index file (0 when nothing matched). */
+  indexLastUpdateTimestamp: number;
+  indexLastUpdatePhyoffset: number;
 }
 
 export interface MessageStore {
@@ -118,6 +141,20 @@ export interface MessageStore {
   getMessageStoreTimestamp(topic: string, queueId: number, queueOffset: number): Promise<number>;
   /** The whole stored record at a commit-log offset, or null. */
   lookMessageByOffset(commitLogOffset: number): Promise<Buffer | null>;
+  /**
+   * Up to maxCount consume-queue entries from fromOffset (raised to the queue's min), in offset order, without
+   * touching the commit log. Offsets whose consume-queue file is unreadable are skipped, so the result may have
+   * gaps; empty at or beyond the max offset.
+   */
+  getQueueEntries(topic: string, queueId: number, fromOffset: number, maxCount: number): Promise<QueueEntry[]>;
+  /**
+   * Messages of `topic` whose KEYS contain `key` or whose UNIQ_KEY is `key`, stored within
+   * [beginTimestampMs, endTimestampMs], from the index (Java DefaultMessageStore.queryMessage). At most
+   * min(maxNum, maxMsgsNumBatch) records; may include other keys with the same hash.
+   */
+  queryMessage(
+    topic: string, key: string, maxNum: number, beginTimestampMs: number, endTimestampMs: number,
+  ): Promise<QueryMessageResult>;
 
   getMinPhyOffset(): number;
   getMaxPhyOffset(): number;

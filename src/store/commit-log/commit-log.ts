@@ -4,7 +4,8 @@
 // write as one batch (group commit): one writev per segment, then under SYNC_FLUSH one fdatasync, then the
 // batch's records are handed to the dispatcher and the waiting puts are resolved.
 import type { Logger } from 'pino';
-import type { DispatchedEntry, MessageToStore, PutResult, PutStatus } from '../types.js';
+import type { MessageToStore, PutResult, PutStatus } from '../types.js';
+import { indexKeysOf, type WrittenRecord } from '../dispatcher.js';
 import type { StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
@@ -67,7 +68,7 @@ export class CommitLog {
   private readonly segmentSize: number;
   private ops: WriteOp[] = [];
   private waiters: Waiter[] = [];
-  private entries: DispatchedEntry[] = [];
+  private entries: WrittenRecord[] = [];
   private pendingBytes = 0;
   private pendingStoreTimestamp = 0;
   private scheduled = false;
@@ -81,7 +82,7 @@ export class CommitLog {
     private readonly config: StoreConfig,
     private readonly logger: Logger,
     /** Called with a written (and, under SYNC_FLUSH, flushed) batch's queued records, in log order. */
-    private readonly onWritten: (entries: DispatchedEntry[]) => void,
+    private readonly onWritten: (entries: WrittenRecord[]) => void,
   ) {
     this.segmentSize = config.mappedFileSizeCommitLog;
     this.cache = new TailCache(config.commitLogTailCacheBytes);
@@ -99,12 +100,12 @@ export class CommitLog {
 
   /**
    * Where validation starts: after a clean stop, the last `recoverScanFileNum` files holding data; after an
-   * abnormal stop, the newest file stored before the checkpoint's min timestamp (Java recoverAbnormally).
+   * abnormal stop, only the newest file stored before the checkpoint's min timestamp (Java recoverAbnormally):
+   * everything older was fsynced before the checkpoint was written.
    */
   recoveryWindowStart(abnormalMinTimestamp?: number): number {
-    const clean = recoveryWindowStart(this.segments, this.config.recoverScanFileNum);
-    if (abnormalMinTimestamp === undefined) return clean;
-    return Math.min(clean, abnormalWindowStart(this.segments, abnormalMinTimestamp));
+    if (abnormalMinTimestamp !== undefined) return abnormalWindowStart(this.segments, abnormalMinTimestamp);
+    return recoveryWindowStart(this.segments, this.config.recoverScanFileNum);
   }
 
   /**
@@ -166,12 +167,14 @@ export class CommitLog {
       };
       writeRecord(buf, p, m.msg, placement);
       offsets[i] = commitLogOffset;
-      if (m.queued) {
-        this.entries.push({
-          topic: m.msg.topic, queueId: m.msg.queueId, queueOffset, commitLogOffset,
-          sizeBytes: m.totalSize, tagsCode: m.msg.tagsCode, storeTimestamp,
-        });
-      }
+      // Every record goes to dispatch: queued ones to their consume queue, all of them to the index.
+      const ik = indexKeysOf(m.msg);
+      this.entries.push({
+        topic: m.msg.topic, queueId: m.msg.queueId, queueOffset, commitLogOffset,
+        sizeBytes: m.totalSize, tagsCode: m.msg.tagsCode, storeTimestamp,
+        queued: m.queued, sysFlag: m.sysFlag, keys: ik.keys, uniqKey: ik.uniqKey,
+        propertiesString: m.msg.propertiesString,
+      });
       p += m.totalSize;
     }
     this.addOp(seg, filePos, buf.subarray(pos, pos + totalBytes));
@@ -290,7 +293,7 @@ export class CommitLog {
   }
 
   /** GroupCommitService: one fdatasync for the whole batch; FLUSH_DISK_TIMEOUT if it takes too long. */
-  private async syncFlushBatch(waiters: Waiter[], entries: DispatchedEntry[]): Promise<void> {
+  private async syncFlushBatch(waiters: Waiter[], entries: WrittenRecord[]): Promise<void> {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -313,7 +316,7 @@ export class CommitLog {
     }
   }
 
-  private dispatch(entries: DispatchedEntry[]): void {
+  private dispatch(entries: WrittenRecord[]): void {
     if (entries.length === 0) return;
     try {
       this.onWritten(entries);
@@ -361,7 +364,7 @@ export class CommitLog {
     const segs = [...this.dirtySegments];
     this.dirtySegments.clear();
     try {
-      await Promise.all(segs.map((s) => (s.fd >= 0 ? fdatasync(s.fd) : undefined)));
+      await Promise.all(segs.map((s) => s.withFd(fdatasync)));
     } catch (err) {
       for (const s of segs) this.dirtySegments.add(s);
       throw err;
@@ -393,7 +396,7 @@ export class CommitLog {
     if (!seg || offset + size > seg.endOffset || seg.fd < 0) return null;
     const buf = Buffer.allocUnsafe(size);
     try {
-      const n = await readFully(seg.fd, buf, 0, size, offset - seg.fromOffset);
+      const n = await seg.withFd((fd) => readFully(fd, buf, 0, size, offset - seg.fromOffset));
       return n === size ? buf : null;
     } catch (err) {
       this.logger.warn({ err, offset, size }, 'commit log: read failed');

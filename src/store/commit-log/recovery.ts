@@ -127,7 +127,8 @@ export class LogReader {
       const s = this.ensure(seg, totalSize);
       const raw = this.win.subarray(s, s + totalSize);
       const record = checkRecord(raw, 0, offset >= this.crcFromOffset);
-      if (!record) return { kind: 'invalid', offset };
+      // PHYSICALOFFSET always holds the record's own offset: anything else is stale or foreign bytes.
+      if (!record || record.commitLogOffset !== offset) return { kind: 'invalid', offset };
       this.pos += totalSize;
       return { kind: 'record', offset, record, raw };
     }
@@ -188,9 +189,22 @@ export interface RecoverOptions {
 }
 
 /**
- * CommitLog.recoverNormally: reads records from `scanStart`, giving each to `onRecord`. Inside the window the
- * first invalid record (bad magic, size or CRC: a torn write) ends the log. Before the window a damaged
- * file is skipped instead — it is old, acknowledged data whose consume-queue entries are being rebuilt.
+ * Whether the last record before the end of the data looks cut by a torn write. A crash mid-write leaves
+ * zeros after the written prefix; magic, lengths and BODYCRC catch a cut in the header or body, but nothing
+ * covers the topic and properties. Neither ever ends in NUL (topics are validated; property strings end with
+ * a separator or a value character), so a trailing NUL there means the record was not fully written.
+ */
+export function looksTorn(record: DecodedRecord): boolean {
+  const props = record.propertiesString;
+  if (props.length > 0) return props.charCodeAt(props.length - 1) === 0;
+  return record.topic.length === 0 || record.topic.charCodeAt(record.topic.length - 1) === 0;
+}
+
+/**
+ * CommitLog.recoverNormally / recoverAbnormally: reads records from `scanStart`, giving each to `onRecord`.
+ * Inside the window the first invalid record (bad magic, size, offset or CRC: a torn write) ends the log, and
+ * so does a last record that looksTorn. Before the window a damaged file is skipped instead — it is old,
+ * acknowledged data whose consume-queue entries are being rebuilt.
  */
 export async function recoverLog(
   segments: readonly Segment[], o: RecoverOptions,
@@ -201,20 +215,36 @@ export async function recoverLog(
   let processOffset = Math.max(start, minOffset);
   let lastStoreTimestamp = 0;
   let seen = 0;
+  // Each record is handed on only once the next item is known, so a torn last record is never dispatched.
+  let held: { offset: number; record: DecodedRecord } | null = null;
+  const release = async (): Promise<void> => {
+    if (!held) return;
+    processOffset = held.offset + held.record.totalSize;
+    lastStoreTimestamp = held.record.storeTimestamp;
+    o.onRecord(held.record, held.offset);
+    held = null;
+    if (++seen % PAUSE_EVERY_RECORDS === 0) await o.pause();
+  };
   for (;;) {
     const item = reader.next();
     if (item.kind === 'record') {
-      processOffset = item.offset + item.record.totalSize;
-      lastStoreTimestamp = item.record.storeTimestamp;
-      o.onRecord(item.record, item.offset);
-      if (++seen % PAUSE_EVERY_RECORDS === 0) await o.pause();
+      await release();
+      held = { offset: item.offset, record: item.record };
       continue;
     }
     if (item.kind !== 'eof' && item.offset < o.windowStart) {
       o.logger.warn({ offset: item.offset, kind: item.kind }, 'commit log: unreadable data before the recovery window, skipping the file');
+      await release();
       reader.skipSegment();
       continue;
     }
+    if (held && held.offset >= o.windowStart && looksTorn(held.record)) {
+      o.logger.warn({ offset: held.offset }, 'commit log: last record was not completely written, truncating the log here');
+      processOffset = held.offset;
+      held = null;
+      break;
+    }
+    await release();
     if (item.kind === 'invalid') o.logger.warn({ offset: item.offset }, 'commit log: invalid record, truncating the log here');
     processOffset = Math.max(item.offset, minOffset);
     break;

@@ -14,6 +14,8 @@ import type { QueueOffsetCounter } from '../commit-log/commit-log.js';
 export const CQ_PLACEHOLDER_SIZE = 0x7fffffff;
 const INITIAL_TAIL_ENTRIES = 64;
 const LOAD_READ_BYTES = 1024 * 1024;
+/** Largest gap in queue offsets filled with placeholders; beyond it the entry is refused as corrupt. */
+const MAX_GAP_FILL_ENTRIES = 65536;
 
 export interface CqEntry {
   commitLogOffset: number;
@@ -195,10 +197,16 @@ export class ConsumeQueue implements QueueOffsetCounter {
     if (this.maxOffset === this.minOffset && this.files.length === 0 && queueOffset > this.maxOffset) {
       this.minOffset = this.maxOffset = this.tailStart = this.writtenIndex = this.syncedIndex = queueOffset;
     }
-    while (this.maxOffset < queueOffset) {
+    if (queueOffset > this.maxOffset) {
+      // A gap should never happen; a huge one is a corrupt record (BODYCRC does not cover QUEUEOFFSET).
+      if (queueOffset - this.maxOffset > MAX_GAP_FILL_ENTRIES) {
+        this.logger.error({ topic: this.topic, queueId: this.queueId, queueOffset, expected: this.maxOffset },
+          'consume queue: queue offset far beyond the end, entry ignored');
+        return false;
+      }
       this.logger.warn({ topic: this.topic, queueId: this.queueId, queueOffset, expected: this.maxOffset },
-        'consume queue: gap in queue offsets, filling with a placeholder');
-      this.appendToTail(0, CQ_PLACEHOLDER_SIZE, 0);
+        'consume queue: gap in queue offsets, filling with placeholders');
+      while (this.maxOffset < queueOffset) this.appendToTail(0, CQ_PLACEHOLDER_SIZE, 0);
     }
     this.appendToTail(commitLogOffset, sizeBytes, tagsCode);
     if (commitLogOffset + sizeBytes > this.maxPhysicEnd) this.maxPhysicEnd = commitLogOffset + sizeBytes;
@@ -304,7 +312,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
       files.add(f);
       i = f.endOffset / CQ_UNIT_SIZE;
     }
-    await Promise.all([...files].map((f) => (f.fd >= 0 ? fdatasync(f.fd) : undefined)));
+    await Promise.all([...files].map((f) => f.withFd(fdatasync)));
     if (target > this.syncedIndex) this.syncedIndex = target;
     return files.size;
   }
@@ -332,7 +340,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
     if (end <= index) return null;
     const buf = Buffer.allocUnsafe((end - index) * CQ_UNIT_SIZE);
     try {
-      const n = await readFully(file.fd, buf, 0, buf.length, byteOffset - file.fromOffset);
+      const n = await file.withFd((fd) => readFully(fd, buf, 0, buf.length, byteOffset - file.fromOffset));
       return n === buf.length ? buf : null;
     } catch {
       return null;
@@ -355,6 +363,60 @@ export class ConsumeQueue implements QueueOffsetCounter {
   rollNextFile(index: number): number {
     const perFile = this.fileSize / CQ_UNIT_SIZE;
     return index + perFile - (index % perFile);
+  }
+
+  // ---------------------------------------------------------------- clean-up (Java ConsumeQueue.deleteExpiredFile)
+
+  /**
+   * Deletes leading files whose last entry points below `minPhysicOffset` (the commit log's new minimum),
+   * never the last file nor one with entries not yet fsynced, and raises the min past them. Returns the count.
+   */
+  async deleteExpiredFiles(minPhysicOffset: number, forciblyMs: number): Promise<number> {
+    let deleted = 0;
+    while (this.files.length > 1 && !this.closed) {
+      const file = this.files[0]!;
+      const endIndex = file.endOffset / CQ_UNIT_SIZE;
+      if (endIndex > this.syncedIndex) break;
+      if (endIndex - 1 >= this.minOffset) {
+        const last = await this.readEntry(endIndex - 1);
+        if (!last || last.commitLogOffset >= minPhysicOffset) break;
+      }
+      if (this.files[0] !== file) break;
+      this.files.shift();
+      if (this.minOffset < endIndex) this.minOffset = endIndex;
+      deleted++;
+      this.logger.info({ file: file.filePath }, 'consume queue: deleting expired file');
+      await file.destroyWhenIdle(forciblyMs);
+    }
+    return deleted;
+  }
+
+  /**
+   * Moves the min to the first entry whose record is at or after `minPhysicOffset`, or to max when none is
+   * (Java ConsumeQueue.correctMinOffset). Entries are ordered by commit-log offset, so a binary search does.
+   */
+  async correctMinOffset(minPhysicOffset: number): Promise<void> {
+    if (minPhysicOffset <= 0 || this.minOffset >= this.maxOffset) return;
+    const first = await this.readEntry(this.minOffset);
+    if (first && first.sizeBytes !== CQ_PLACEHOLDER_SIZE && first.commitLogOffset >= minPhysicOffset) return;
+    const max = this.maxOffset;
+    const last = await this.readEntry(max - 1);
+    if (!last) return;
+    if (last.commitLogOffset < minPhysicOffset) {
+      this.minOffset = Math.max(this.minOffset, max);
+    } else {
+      let lo = this.minOffset;
+      let hi = max - 1;
+      while (lo < hi) {
+        const mid = lo + Math.floor((hi - lo) / 2);
+        const e = await this.readEntry(mid);
+        if (!e) return;
+        if (e.commitLogOffset < minPhysicOffset) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo > this.minOffset) this.minOffset = lo;
+    }
+    this.logger.info({ topic: this.topic, queueId: this.queueId, minOffset: this.minOffset }, 'consume queue: min offset corrected');
   }
 
   // ---------------------------------------------------------------- lifecycle

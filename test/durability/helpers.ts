@@ -1,0 +1,106 @@
+// Raw SEND_MESSAGE / PULL_MESSAGE over our remoting client, with pulled bodies decoded by the stock ali-ons
+// MessageDecoder (what a Node client would see).
+import { createRequire } from 'node:module';
+import { RequestCode } from '../../src/common/request-code.js';
+import { createRequest, type RemotingCommand } from '../../src/remoting/command.js';
+import type { RemotingClient } from '../../src/remoting/client.js';
+
+const require = createRequire(import.meta.url);
+const aliOnsDir = require.resolve('ali-ons');
+const requireFromAliOns = createRequire(aliOnsDir);
+
+/** The fields of an ali-ons MessageExt the tests look at. */
+export interface DecodedMessage {
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  commitLogOffset: number;
+  body: Buffer;
+  properties: Record<string, string>;
+  msgId: string;
+}
+
+interface AliOnsByteBuffer {
+  hasRemaining(): boolean;
+}
+const MessageDecoder = requireFromAliOns('./message/message_decoder') as {
+  decodes(buf: AliOnsByteBuffer, readBody?: boolean): Array<Record<string, unknown>>;
+};
+const ByteBuffer = requireFromAliOns('byte') as { wrap(b: Buffer): AliOnsByteBuffer };
+
+/** Decodes a pull body with ali-ons' own decoder. */
+export function decodeWithAliOns(body: Buffer): DecodedMessage[] {
+  return MessageDecoder.decodes(ByteBuffer.wrap(body)).map((m) => ({
+    topic: m.topic as string,
+    queueId: m.queueId as number,
+    queueOffset: Number(m.queueOffset),
+    commitLogOffset: Number(m.commitLogOffset),
+    body: m.body as Buffer,
+    properties: (m.properties ?? {}) as Record<string, string>,
+    msgId: m.msgId as string,
+  }));
+}
+
+export function propertiesString(props: Record<string, string>): string {
+  let s = '';
+  for (const [k, v] of Object.entries(props)) s += `${k}\u0001${v}\u0002`;
+  return s;
+}
+
+/** SEND_MESSAGE (10) with a Java-client-style header. */
+export function rawSend(
+  client: RemotingClient, brokerAddr: string, topic: string, queueId: number, body: Buffer, props: Record<string, string> = {},
+): Promise<RemotingCommand> {
+  const req = createRequest(RequestCode.SEND_MESSAGE, {
+    producerGroup: 'PG_durability',
+    topic,
+    defaultTopic: 'TBW102',
+    defaultTopicQueueNums: '4',
+    queueId: String(queueId),
+    sysFlag: '0',
+    bornTimestamp: String(Date.now()),
+    flag: '0',
+    properties: propertiesString(props),
+    reconsumeTimes: '0',
+    unitMode: 'false',
+    batch: 'false',
+  }, body);
+  return client.request(brokerAddr, req, 10_000);
+}
+
+export interface PullAnswer {
+  code: number;
+  remark?: string;
+  nextBeginOffset: number;
+  minOffset: number;
+  maxOffset: number;
+  messages: DecodedMessage[];
+}
+
+/** PULL_MESSAGE (11) with an inline subscription (`*`), no suspension and no offset commit. */
+export async function rawPull(
+  client: RemotingClient, brokerAddr: string, topic: string, queueId: number, queueOffset: number, maxMsgNums = 32,
+): Promise<PullAnswer> {
+  const req = createRequest(RequestCode.PULL_MESSAGE, {
+    consumerGroup: 'GID_durability',
+    topic,
+    queueId: String(queueId),
+    queueOffset: String(queueOffset),
+    maxMsgNums: String(maxMsgNums),
+    sysFlag: String(4), // FLAG_SUBSCRIPTION
+    commitOffset: '0',
+    suspendTimeoutMillis: '0',
+    subscription: '*',
+    subVersion: '0',
+    expressionType: 'TAG',
+  });
+  const res = await client.request(brokerAddr, req, 10_000);
+  return {
+    code: res.code,
+    remark: res.remark,
+    nextBeginOffset: Number(res.extFields.nextBeginOffset),
+    minOffset: Number(res.extFields.minOffset),
+    maxOffset: Number(res.extFields.maxOffset),
+    messages: res.code === 0 && res.body ? decodeWithAliOns(res.body) : [],
+  };
+}
