@@ -24,7 +24,6 @@ function addServerCommand(name: RunMode, description: string): void {
       const logger = createLogger();
       try {
         const running = await runCommand(name, { configFile: opts.config, namesrvAddr: opts.namesrvAddr, extraArgs: cmd.args }, logger);
-        process.stdout.write(`${running.readyLine}\n`);
         let stopping = false;
         const stop = (signal: string) => {
           if (stopping) return;
@@ -40,8 +39,10 @@ function addServerCommand(name: RunMode, description: string): void {
             },
           );
         };
+        // Handlers first: whoever reads the ready line may signal us at once.
         process.on('SIGINT', () => stop('SIGINT'));
         process.on('SIGTERM', () => stop('SIGTERM'));
+        process.stdout.write(`${running.readyLine}\n`);
       } catch (err) {
         if (err instanceof ConfigError) {
           process.stderr.write(`rmq: bad configuration: ${err.message}\n`);

@@ -27,6 +27,7 @@ import { registerSendMessageProcessor } from './processors/send-message.js';
 import { parseMessageDelayLevel } from './schedule/delay-levels.js';
 import { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
+import { TimerMessageService } from './timer/timer-message-service.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
 import { TransactionCheckService } from './transaction/transaction-check-service.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
@@ -93,6 +94,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     store,
     log.child({ component: 'schedule' }),
   );
+  const timerMessageService = new TimerMessageService(config, store, log.child({ component: 'timer' }));
   const transactionalMessageService = new TransactionalMessageService({
     config,
     store,
@@ -122,6 +124,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     rebalanceLockManager,
     pullRequestHoldService,
     scheduleMessageService,
+    timerMessageService,
     transactionalMessageService,
     brokerAddr,
     registerBrokerAll: () => registration.registerAll(),
@@ -159,8 +162,12 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       scheduleMessageService.load();
       store.onDispatch(pullRequestHoldService.onDispatch);
       store.onDispatch(scheduleMessageService.onDispatch);
+      store.onDispatch(timerMessageService.onDispatch);
+      timerMessageService.load();
       await store.start();
       scheduleMessageService.start();
+      // Java creates the TimerMessageStore only with timerWheelEnable; slaves do not dequeue.
+      if (config.timerWheelEnable && config.brokerRole !== 'SLAVE') timerMessageService.start();
       transactionalMessageService.start();
       if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
       topicConfigManager.persist();
@@ -182,6 +189,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
       scheduleMessageService.shutdown();
+      await timerMessageService.shutdown();
       await transactionCheckService.shutdown();
       consumerManager.shutdown();
       await server.close();

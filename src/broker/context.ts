@@ -9,7 +9,9 @@ import type { PullRequestHoldService } from './long-polling/pull-request-hold-se
 import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import type { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import type { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
+import type { TimerMessageService } from './timer/timer-message-service.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
+import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 /** Everything a broker processor may reach. Processors never touch sockets or files directly. */
 export interface BrokerContext {
@@ -24,6 +26,9 @@ export interface BrokerContext {
   rebalanceLockManager: RebalanceLockManager;
   pullRequestHoldService: PullRequestHoldService;
   scheduleMessageService: ScheduleMessageService;
+  /** 5.x timer messages; absent in contexts built without a store (unit tests). */
+  timerMessageService?: TimerMessageService;
+  transactionalMessageService: TransactionalMessageService;
   /** `brokerIP1:listenPort`, the address clients reach us at (also the STOREHOST of records). */
   brokerAddr(): string;
   /** Registers with every nameserver now (after topic changes); resolves when all have answered or failed. */

@@ -67,6 +67,11 @@ export const BROKER_SCHEMA = {
   // Judge %RETRY% messages by the group's SQL92 subscription of their original topic (ExpressionForRetryMessageFilter).
   filterSupportRetry: { type: 'bool', default: false },
   messageDelayLevel: { type: 'string', default: '1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h' },
+  // 5.x timer messages (MessageStoreConfig): TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS. Java snaps the
+  // precision down to one of 100, 200, 500, 1000 ms; so does the timer service.
+  timerWheelEnable: { type: 'bool', default: true },
+  timerMaxDelaySec: { type: 'int', default: 259200, min: 1 },
+  timerPrecisionMs: { type: 'int', default: 1000, min: 1 },
   // Key index and QUERY_MESSAGE (Java MessageStoreConfig). An index file is 40 + 4·slots + 20·entries bytes (sparse).
   messageIndexEnable: { type: 'bool', default: true },
   maxHashSlotNum: { type: 'int', default: 5000000, min: 1, max: 100000000 },

@@ -157,6 +157,7 @@ export function makeContext(overrides: Partial<BrokerConfig> = {}): TestContext 
     rebalanceLockManager,
     pullRequestHoldService: undefined as never,
     scheduleMessageService: undefined as never,
+    transactionalMessageService: undefined as never,
     brokerAddr: () => '127.0.0.1:10911',
     registerBrokerAll: async () => {
       t.registrations++;

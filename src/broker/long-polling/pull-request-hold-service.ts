@@ -7,6 +7,8 @@ interface HeldPull {
   queueOffset: number;
   timer: NodeJS.Timeout;
   wake: () => void;
+  /** The pull's message filter (SQL92): an arriving message it rejects does not wake it. */
+  matches?: (entry: DispatchedEntry) => boolean;
 }
 
 /** How many pulls may be parked at once across all connections; beyond it pulls answer at once. */
@@ -26,14 +28,21 @@ export class PullRequestHoldService {
     return this.count;
   }
 
-  /** Parks a pull; `wake` runs exactly once. Returns false when the service is full (caller answers now). */
-  hold(topic: string, queueId: number, queueOffset: number, timeoutMs: number, wake: () => void): boolean {
+  /**
+   * Parks a pull; `wake` runs exactly once. Returns false when the service is full (caller answers now).
+   * `matches` (Java: MessageFilter checked in notifyMessageArriving) keeps it parked for messages it would drop.
+   */
+  hold(
+    topic: string, queueId: number, queueOffset: number, timeoutMs: number, wake: () => void,
+    matches?: (entry: DispatchedEntry) => boolean,
+  ): boolean {
     if (this.count >= MAX_HELD_PULLS) return false;
     const key = `${topic}@${queueId}`;
     const entry: HeldPull = {
       key,
       queueOffset,
       wake,
+      matches,
       timer: setTimeout(() => this.release(entry), Math.max(0, timeoutMs)),
     };
     let set = this.held.get(key);
@@ -51,7 +60,17 @@ export class PullRequestHoldService {
     const set = this.held.get(`${entry.topic}@${entry.queueId}`);
     if (!set) return;
     for (const h of set) {
-      if (entry.queueOffset >= h.queueOffset) this.release(h);
+      if (entry.queueOffset < h.queueOffset) continue;
+      if (h.matches) {
+        let wanted = true;
+        try {
+          wanted = h.matches(entry);
+        } catch (err) {
+          this.logger.error({ err }, 'held pull filter failed; waking it');
+        }
+        if (!wanted) continue;
+      }
+      this.release(h);
     }
   };
 

@@ -50,6 +50,14 @@ export class ConsumerOffsetManager {
     return this.table.get(topic + TOPIC_GROUP_SEPARATOR + group);
   }
 
+  /** Java cloneOffset: dest's offsets for the topic become a copy of src's (nothing happens when src has none). */
+  cloneOffset(srcGroup: string, destGroup: string, topic: string): void {
+    const src = this.table.get(topic + TOPIC_GROUP_SEPARATOR + srcGroup);
+    if (!src) return;
+    this.table.set(topic + TOPIC_GROUP_SEPARATOR + destGroup, new Map(src));
+    this.dirty = true;
+  }
+
   /** Groups with offsets for a topic. */
   whichGroupByTopic(topic: string): string[] {
     const out: string[] = [];

@@ -8,6 +8,7 @@ import type { RemotingServer, RequestContext } from '../../remoting/server.js';
 import type { ClientIdentity } from '../client/consumer-manager.js';
 import type { SubscriptionData } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
+import { compileSubscription } from '../filter/sql-filter.js';
 import { Perm, retryTopic } from '../topic/topic-config.js';
 
 /** Java TopicSysFlag.FLAG_UNIT_SUB: retry topics of unit-mode consumers carry it. */
@@ -242,10 +243,12 @@ function checkClientConfig(ctx: BrokerContext, req: RemotingCommand): RemotingCo
   if (!ctx.config.enablePropertyFilter) {
     return createResponse(ResponseCode.SYSTEM_ERROR, `The broker does not support consumer to filter message by ${sub.expressionType}`);
   }
-  if (sub.expressionType !== 'SQL92') {
-    return createResponse(ResponseCode.SUBSCRIPTION_PARSE_FAILED, `unsupported expression type ${sub.expressionType}; use TAG or SQL92`);
+  try {
+    compileSubscription(sub);
+  } catch (err) {
+    // Java answers the compile exception's message (MQFilterException wrapping the ParseException).
+    return createResponse(ResponseCode.SUBSCRIPTION_PARSE_FAILED, `Invalid MessageSelector. ${(err as Error).message}`);
   }
-  // TODO(filter): compile the SQL92 expression and answer SUBSCRIPTION_PARSE_FAILED with the parser's message.
   return createResponse(ResponseCode.SUCCESS);
 }
 

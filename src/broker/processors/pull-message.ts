@@ -2,11 +2,16 @@ import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { RemotingServer, RequestContext } from '../../remoting/server.js';
-import type { GetResult } from '../../store/types.js';
+import { parseProperties } from '../../common/message-properties.js';
+import type { DispatchedEntry, GetResult } from '../../store/types.js';
 import type { SubscriptionData } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
+import {
+  type PropertiesFilter, compileSubscription, getMatchingMessages, retryPropertiesFilter, sqlPropertiesFilter,
+} from '../filter/sql-filter.js';
+import type { CompiledFilter } from '../filter/sql92/index.js';
 import { buildSubscriptionData, tagsCodeFilter } from '../filter/tag-filter.js';
-import { isReadable } from '../topic/topic-config.js';
+import { RETRY_GROUP_TOPIC_PREFIX, isReadable } from '../topic/topic-config.js';
 
 /** PullSysFlag bits (Java: common/sysflag/PullSysFlag.java). */
 const FLAG_COMMIT_OFFSET = 1;
@@ -15,6 +20,14 @@ const FLAG_SUBSCRIPTION = 4;
 
 /** Java caps a pull answer at the in-memory transfer limits; we also keep every frame far below 16 MiB. */
 const MAX_PULL_BODY_BYTES = 8 * 1024 * 1024;
+
+/** What a pull filters on besides tag codes (Java MessageFilter.isMatchedByCommitLog). */
+interface PullFilter {
+  /** Applied to each record's properties. */
+  filter: PropertiesFilter;
+  /** The SQL92 selector itself, re-checked on arriving messages while the pull is parked. */
+  sql?: CompiledFilter;
+}
 
 interface PullRequest {
   consumerGroup: string;
@@ -52,8 +65,9 @@ export function registerPullMessageProcessor(server: RemotingServer, ctx: Broker
   const processor = (req: RemotingCommand, rc: RequestContext) => {
     const pull = readPullHeader(req);
     return new Promise<RemotingCommand | null>((resolve, reject) => {
+      const rerun = () => execute(ctx, pull, rc, false).then((r) => resolve(r instanceof Suspend ? null : r), reject);
       execute(ctx, pull, rc, true).then((res) => {
-        if (res !== 'suspend') {
+        if (!(res instanceof Suspend)) {
           resolve(res);
           return;
         }
@@ -63,9 +77,9 @@ export function registerPullMessageProcessor(server: RemotingServer, ctx: Broker
             resolve(null);
             return;
           }
-          execute(ctx, pull, rc, false).then((r) => resolve(r === 'suspend' ? null : r), reject);
-        });
-        if (!parked) execute(ctx, pull, rc, false).then((r) => resolve(r === 'suspend' ? null : r), reject);
+          rerun();
+        }, res.arrivalFilter());
+        if (!parked) rerun();
       }, reject);
     });
   };
@@ -73,12 +87,33 @@ export function registerPullMessageProcessor(server: RemotingServer, ctx: Broker
   server.register(RequestCode.LITE_PULL_MESSAGE, processor);
 }
 
+/** "Park this pull" (PULL_NOT_FOUND with suspension allowed), with the SQL92 filter to check arrivals against. */
+class Suspend {
+  constructor(private readonly sql: CompiledFilter | undefined) {}
+
+  /** Which arriving messages wake the pull: all, or with a selector those it selects (unknown properties wake). */
+  arrivalFilter(): ((entry: DispatchedEntry) => boolean) | undefined {
+    const sql = this.sql;
+    if (!sql) return undefined;
+    return (e) => e.propertiesString === undefined || sql.evaluate(parseProperties(e.propertiesString));
+  }
+}
+
+/** Compiles a non-TAG subscription; the error's message when it does not compile. */
+function compileOrReason(sub: SubscriptionData): CompiledFilter | string {
+  try {
+    return compileSubscription(sub);
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 async function execute(
   ctx: BrokerContext,
   pull: PullRequest,
   rc: RequestContext,
   brokerAllowSuspend: boolean,
-): Promise<RemotingCommand | 'suspend'> {
+): Promise<RemotingCommand | Suspend> {
   const { config } = ctx;
   if (!isReadable(config.brokerPermission)) {
     return createResponse(ResponseCode.NO_PERMISSION, `the broker[${config.brokerIP1}] pulling message is forbidden`);
@@ -105,8 +140,16 @@ async function execute(
   }
 
   let subscription: SubscriptionData | undefined;
+  let sql: CompiledFilter | undefined;
   if (pull.sysFlag & FLAG_SUBSCRIPTION) {
     subscription = buildSubscriptionData(pull.topic, pull.subscription, pull.expressionType, pull.subVersion);
+    if (subscription.expressionType !== 'TAG') {
+      const compiled = compileOrReason(subscription);
+      if (typeof compiled === 'string') {
+        return createResponse(ResponseCode.SUBSCRIPTION_PARSE_FAILED, `parse the consumer's subscription failed: ${compiled}`);
+      }
+      sql = compiled;
+    }
   } else {
     const group = ctx.consumerManager.getConsumerGroupInfo(pull.consumerGroup);
     if (!group) {
@@ -122,20 +165,38 @@ async function execute(
     if (subscription.subVersion < pull.subVersion) {
       return createResponse(ResponseCode.SUBSCRIPTION_NOT_LATEST, `the consumer's subscription not latest, group: ${pull.consumerGroup}`);
     }
+    if (subscription.expressionType !== 'TAG') {
+      // Java compiles heartbeat subscriptions into ConsumerFilterManager; one that failed has no filter data.
+      const compiled = compileOrReason(subscription);
+      if (typeof compiled === 'string') {
+        return createResponse(
+          ResponseCode.FILTER_DATA_NOT_EXIST,
+          `The broker's consumer filter data is not exist!Your expression may be wrong! (${compiled})`,
+        );
+      }
+      sql = compiled;
+    }
   }
   if (subscription.expressionType !== 'TAG' && !config.enablePropertyFilter) {
     return createResponse(ResponseCode.SYSTEM_ERROR, `The broker does not support consumer to filter message by ${subscription.expressionType}`);
   }
 
+  let recordFilter: PullFilter | undefined;
+  if (config.filterSupportRetry && pull.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
+    recordFilter = { filter: retryPropertiesFilter(ctx.consumerManager, pull.topic) };
+  } else if (sql) {
+    recordFilter = { filter: sqlPropertiesFilter(sql), sql };
+  }
+
   const maxMsgNums = Math.max(1, Math.min(pull.maxMsgNums, config.maxTransferCountOnMessageInMemory));
-  const result = await ctx.store.getMessage(
-    pull.topic,
-    pull.queueId,
-    pull.queueOffset,
-    maxMsgNums,
-    Math.min(config.maxTransferBytesOnMessageInMemory, MAX_PULL_BODY_BYTES),
-    tagsCodeFilter(subscription),
-  );
+  const maxTotalBytes = Math.min(config.maxTransferBytesOnMessageInMemory, MAX_PULL_BODY_BYTES);
+  const tagsFilter = tagsCodeFilter(subscription);
+  const result = recordFilter
+    ? await getMatchingMessages(ctx.store, {
+      topic: pull.topic, queueId: pull.queueId, queueOffset: pull.queueOffset, maxMsgNums, maxTotalBytes, tagsFilter,
+      filter: recordFilter.filter,
+    })
+    : await ctx.store.getMessage(pull.topic, pull.queueId, pull.queueOffset, maxMsgNums, maxTotalBytes, tagsFilter);
 
   if (brokerAllowSuspend && (pull.sysFlag & FLAG_COMMIT_OFFSET) && config.brokerRole !== 'SLAVE') {
     ctx.consumerOffsetManager.commitOffset(pull.consumerGroup, pull.topic, pull.queueId, pull.commitOffset);
@@ -143,7 +204,7 @@ async function execute(
 
   const code = responseCodeFor(result, pull.queueOffset);
   if (code === ResponseCode.PULL_NOT_FOUND && brokerAllowSuspend && (pull.sysFlag & FLAG_SUSPEND)) {
-    return 'suspend';
+    return new Suspend(recordFilter?.sql);
   }
   const res = createResponse(code, remarkFor(result), {
     suggestWhichBrokerId: '0',

@@ -83,6 +83,9 @@ async function sendBack(ctx: BrokerContext, req: RemotingCommand): Promise<Remot
     reconsumeTimes: orig.reconsumeTimes + 1,
     preparedTransactionOffset: orig.preparedTransactionOffset,
   };
+  // Java runs the same put hook: with a DELAY level it drops TIMER_* properties copied from a timer message.
+  const refused = ctx.timerMessageService?.applyTimer(msg);
+  if (refused) return createResponse(ResponseCode.SYSTEM_ERROR, refused.status); // Java: any failed put → SYSTEM_ERROR
   const result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
   if (result.status === 'PUT_OK' || result.status === 'FLUSH_DISK_TIMEOUT') return createResponse(ResponseCode.SUCCESS);
   return createResponse(ResponseCode.SYSTEM_ERROR, result.remark ?? result.status);

@@ -132,6 +132,9 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
       transactionId = msg.uniqKey;
       result = await ctx.transactionalMessageService.prepareMessage(msg);
     } else {
+      // Java handleScheduleMessage: timer properties first (a DELAY level wins over them), then the delay level.
+      const refused = ctx.timerMessageService?.applyTimer(msg);
+      if (refused) return createResponse(refused.code, refused.remark);
       result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
     }
   }

@@ -63,6 +63,7 @@ export class TopicConfigManager {
     add(SystemTopic.OFFSET_MOVED_EVENT, 1);
     add(SystemTopic.SCHEDULE_TOPIC, 18);
     add(`${c.brokerClusterName}_REPLY_TOPIC`, 1);
+    if (c.timerWheelEnable) add(SystemTopic.TIMER_TOPIC, 1);
   }
 
   isSystemTopic(topic: string): boolean {

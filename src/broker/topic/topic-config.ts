@@ -45,6 +45,8 @@ export const SystemTopic = {
   TRANS_HALF: 'RMQ_SYS_TRANS_HALF_TOPIC',
   TRANS_OP_HALF: 'RMQ_SYS_TRANS_OP_HALF_TOPIC',
   TRANS_CHECK_MAX_TIME: 'TRANS_CHECK_MAX_TIME_TOPIC',
+  /** TimerMessageStore.TIMER_TOPIC; created (1 queue) when timerWheelEnable. */
+  TIMER_TOPIC: 'rmq_sys_wheel_timer',
 } as const;
 
 export const RETRY_GROUP_TOPIC_PREFIX = '%RETRY%';
