@@ -13,7 +13,8 @@
 #   list                     print the scenario names and exit
 # Useful properties: -Dnamesrv=H:P (required) -DrunId=X -DscenarioWaitMs=60000 -DquietMs=2000
 #   -Drocketmq.version=5.3.3 (client version; builds once per version) -Dphase=produce|consume -DstateFile=F
-# Env: JAVA_OPTS (extra JVM flags), KEEP_LOGS=1 (keep client logs even on success), RUN_TIMEOUT (s, default 900).
+# Env: JAVA_OPTS (extra JVM flags), KEEP_LOGS=1 (keep client logs even on success), RUN_TIMEOUT (s, default 900),
+#   VERBOSE=1 (keep the ConsoleLauncher's own failure report and stack traces).
 # Exit code: 0 all passed, 1 some failed, 2 usage/no tests/build error.
 set -euo pipefail
 
@@ -63,7 +64,8 @@ if [ "$FILTER" = list ]; then
   for f in "$SRC"/*Test.java; do
     c=$(basename "$f" .java)
     tag=""; grep -q '@Tag("restart")' "$f" && tag="   [restart: needs -Dphase=produce|consume -DstateFile=F]"
-    grep -oE '^\s+void [a-zA-Z0-9]+\(\)' "$f" | sed -E "s/^\s+void ([a-zA-Z0-9]+)\(\)/$c#\1$tag/"
+    # only @Test methods: a scenario class may have helper methods with the same shape
+    awk -v c="$c" -v tag="$tag" '/@Test/ {t=1; next} t && match($0, /void [a-zA-Z0-9]+\(\)/) {m=substr($0, RSTART+5, RLENGTH-7); print c "#" m tag; t=0; next} /^[[:space:]]*(public|private|protected|void|static)/ {t=0}' "$f"
   done
   exit 0
 fi
@@ -89,17 +91,30 @@ for f in "${parts[@]}"; do
   esac
 done
 
+# Output filter: drop the ConsoleLauncher's failure report (SummaryListener already printed one line per failure),
+# keep its "[ N tests ... ]" counters, and repeat our "scenarios: N passed, N failed" line as the closing line.
+FILTER_AWK='
+  /^$/ { next }
+  /^Failures \(/ { state = 1; next }
+  /^Test run finished after/ { state = 2; next }
+  state == 0 { print; fflush(); if ($0 ~ /^scenarios: /) last = $0; next }
+  state == 2 && /tests (found|successful|failed|skipped|aborted)/ { print; fflush() }
+  END { if (state == 2 && last != "") print last }'
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rmq-compat-java.XXXXXX")
 mkdir -p "$WORK/home" "$WORK/logs"
-rc=0
+set +e
 # shellcheck disable=SC2086
 timeout -k 10 "${RUN_TIMEOUT:-900}" java -Xms64m -Xmx768m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
   -Djava.net.preferIPv4Stack=true -Dfile.encoding=UTF-8 \
-  -Duser.home="$WORK/home" -Drocketmq.client.logRoot="$WORK/logs" -Drocketmq.client.logLevel=INFO \
+  -Duser.home="$WORK/home" -Drocketmq.client.logRoot="$WORK/logs" -Drocketmq.log.root="$WORK/logs" \
   -Drocketmq.client.logUseSlf4j=false -Drocketmq.client.localOffsetStoreDir="$WORK/home/.rocketmq_offsets" \
   ${JAVA_OPTS:-} "${PROPS[@]}" \
   -cp "$CP" org.junit.platform.console.ConsoleLauncher execute \
-  --disable-banner --disable-ansi-colors --details=none --fail-if-no-tests "${SEL[@]}" || rc=$?
+  --disable-banner --disable-ansi-colors --details=none --fail-if-no-tests "${SEL[@]}" \
+  | if [ -n "${VERBOSE:-}" ]; then cat; else awk "$FILTER_AWK"; fi
+rc=${PIPESTATUS[0]}
+set -e
 
 if [ $rc -eq 0 ] && [ -z "${KEEP_LOGS:-}" ]; then
   rm -rf "$WORK"

@@ -7,14 +7,18 @@
 #   official.sh version VERSION                          # print the resolved concrete version
 #
 # Jars go to compat/.cache/official-<version>/lib (gitignored); nothing is written to ~ except ~/.m2.
-# Ports used by the broker: BROKERPORT, BROKERPORT-2 (VIP/"fast" channel) and BROKERPORT+1 (HA).
+# Ports used by the broker: BROKERPORT, BROKERPORT-2 (VIP/"fast" channel) and BROKERPORT+1 (HA). Prefer ports
+# below 32768 (outside Linux's ephemeral range) so client sockets cannot hold them.
+# Env: OFFICIAL_START_TIMEOUT (s, default 180), OFFICIAL_STOP_TIMEOUT (s before KILL, default 30),
+#   OFFICIAL_BROKER_NAMESRV (namesrvAddr the broker registers with; default 127.0.0.1:NSPORT - e.g. a capture proxy),
+#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 COMPAT="$(cd "$HERE/.." && pwd)"
 CACHE="$COMPAT/.cache"
 DEFAULT_VERSION=4.9.8
-START_TIMEOUT=${OFFICIAL_START_TIMEOUT:-90}
+START_TIMEOUT=${OFFICIAL_START_TIMEOUT:-180}
 STOP_TIMEOUT=${OFFICIAL_STOP_TIMEOUT:-30}
 
 die() { echo "official.sh: $*" >&2; exit 1; }
@@ -234,7 +238,7 @@ listenPort=$bport
 bindAddress=127.0.0.1
 brokerIP1=127.0.0.1
 brokerIP2=127.0.0.1
-namesrvAddr=127.0.0.1:$nsport
+namesrvAddr=${OFFICIAL_BROKER_NAMESRV:-127.0.0.1:$nsport}
 rocketmqHome=$home
 storePathRootDir=$store/store
 storePathCommitLog=$store/store/commitlog
@@ -247,6 +251,15 @@ mappedFileSizeTimerLog=16777216
 diskMaxUsedSpaceRatio=95
 deleteWhen=04
 fileReservedTime=48
+# a loaded 2-core test box: the defaults (200 ms in the send queue, 1 s page-cache lock) make the broker answer
+# SYSTEM_BUSY ([TIMEOUT_CLEAN_QUEUE] / [PC_SYNCHRONIZED]) to ordinary sends, which the 4.9.x client does not retry
+waitTimeMillsInSendQueue=5000
+osPageCacheBusyTimeOutMills=5000
+# transaction check-back every 3 s instead of 60 s (4.9.x) / 30 s (5.x): keeps check scenarios short
+transactionCheckInterval=3000
+# SQL92 property filters (MessageSelector.bySql) need this; off by default in the official broker
+enablePropertyFilter=true
+${OFFICIAL_BROKER_EXTRA:-}
 EOF
 
   local cp="$lib/*"
@@ -323,5 +336,5 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   version) shift; resolve_version "${1:-$DEFAULT_VERSION}" ;;
-  *) sed -n '2,11p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | grep '^#' >&2; exit 2 ;;
 esac

@@ -273,7 +273,7 @@ public class ExtraScenariosTest extends ScenarioBase {
         Received retried = new Received();
         DefaultMQPushConsumer c = pushConsumer(group(), topic, "*", ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         // %RETRY%group only gets a route once the broker created it (on heartbeat) and re-registered; the client
-        // would see it at its next route poll (default every 30 s) - poll every second to keep the scenario short
+        // would see it at its next route poll (default every 30 s) and use it at the next rebalance (every 20 s)
         c.setPollNameServerInterval(1000);
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             MessageExt m = msgs.get(0);
@@ -287,6 +287,12 @@ public class ExtraScenariosTest extends ScenarioBase {
         });
         awaitRoute(topic);
         c.start();
+        // the first heartbeat makes the broker create %RETRY%group; once the nameserver serves its route, load it
+        // and rebalance now instead of at the next periodic rebalance (every 20 s)
+        String retryTopic = "%RETRY%" + c.getConsumerGroup();
+        awaitRoute(retryTopic);
+        c.getDefaultMQPushConsumerImpl().getmQClientFactory().updateTopicRouteInfoFromNameServer(retryTopic);
+        c.getDefaultMQPushConsumerImpl().getmQClientFactory().rebalanceImmediately();
         awaitAllKeys("first deliveries", firstTry, sent.keySet());
         awaitAllKeys("re-deliveries", retried, sent.keySet());
         for (Map.Entry<String, SendResult> e : sent.entrySet()) {

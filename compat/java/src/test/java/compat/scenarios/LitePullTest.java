@@ -58,7 +58,7 @@ public class LitePullTest extends ScenarioBase {
         while (System.currentTimeMillis() < quietEnd) {
             c.poll(200).forEach(rec::add);
         }
-        awaitAllKeys("lite pull after seek", rec, expected);
+        awaitAllKeys("lite pull after seek", rec, expected, 0);
         for (MessageExt m : rec.all) {
             assertTrue(m.getQueueOffset() >= seekTo, "polled offset " + m.getQueueOffset() + " < seek " + seekTo);
             SendResult r = sent.get(m.getKeys());
@@ -93,7 +93,7 @@ public class LitePullTest extends ScenarioBase {
         while (!rec.hasAll(keys) && System.currentTimeMillis() < deadline) {
             c.poll(500).forEach(rec::add);
         }
-        awaitAllKeys("lite pull subscribe", rec, keys);
+        awaitAllKeys("lite pull subscribe", rec, keys, 0);
         c.commitSync();
         Collection<MessageQueue> mqs = c.fetchMessageQueues(topic);
         await("committed offsets sum to 20", () -> {

@@ -33,7 +33,7 @@ public class RequestReplyTest extends ScenarioBase {
         assertSendOk(requester.send(msg(topic, "warm", "warm", "warm-up")));
 
         DefaultMQProducer replier = producer(group("replier"), null);
-        DefaultMQPushConsumer responder = pushConsumer(group(), topic, "req", ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
+        DefaultMQPushConsumer responder = pushConsumer(group(), topic, "req", ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         responder.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             for (var m : msgs) {
                 try {
@@ -49,11 +49,13 @@ public class RequestReplyTest extends ScenarioBase {
         });
         awaitRoute(topic);
         responder.start();
-        sleep(1500); // let the responder own its queues before requests go out
+        // requests are only answered once the responder owns the topic's queues
+        await("responder owns its queues", () -> responder.getDefaultMQPushConsumerImpl().getRebalanceImpl()
+            .getProcessQueueTable().keySet().stream().anyMatch(mq -> mq.getTopic().equals(topic)));
 
         for (int i = 0; i < 5; i++) {
             Message req = msg(topic, "req", "rq" + i, "sync-" + i);
-            Message reply = requester.request(req, 15_000);
+            Message reply = requester.request(req, 30_000);
             assertNotNull(reply, "sync reply " + i);
             assertEquals("reply to sync-" + i, new String(reply.getBody(), StandardCharsets.UTF_8));
         }
@@ -74,9 +76,9 @@ public class RequestReplyTest extends ScenarioBase {
                 public void onException(Throwable e) {
                     System.err.println("[compat] async request failed: " + e);
                 }
-            }, 15_000);
+            }, 30_000);
         }
-        assertTrue(done.await(30, TimeUnit.SECONDS), "async replies: " + replies);
+        assertTrue(done.await(60, TimeUnit.SECONDS), "async replies: " + replies);
         for (int i = 0; i < n; i++) {
             assertEquals("reply to async-" + i, replies.get("async-" + i));
         }

@@ -323,11 +323,17 @@ public abstract class ScenarioBase {
 
     /** Waits until {@code r} holds every key, then fails on unexpected keys; logs duplicates. */
     protected static void awaitAllKeys(String what, Received r, Collection<String> keys) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + WAIT_MS;
+        awaitAllKeys(what, r, keys, WAIT_MS);
+    }
+
+    /** Like {@link #awaitAllKeys(String, Received, Collection)}; waitMs 0 = check now (caller already waited). */
+    protected static void awaitAllKeys(String what, Received r, Collection<String> keys, long waitMs)
+        throws InterruptedException {
+        long deadline = System.currentTimeMillis() + waitMs;
         while (!r.hasAll(keys)) {
             if (System.currentTimeMillis() > deadline) {
                 Set<String> miss = r.missing(keys);
-                fail(what + ": after " + WAIT_MS + " ms received " + (keys.size() - miss.size()) + "/" + keys.size()
+                fail(what + ": after " + waitMs + " ms received " + (keys.size() - miss.size()) + "/" + keys.size()
                     + ", missing e.g. " + new ArrayList<>(miss).subList(0, Math.min(5, miss.size())));
             }
             Thread.sleep(50);
