@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
@@ -14,7 +15,8 @@ export interface RunResult {
  */
 export function runScript(script: string, args: string[], timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [path.join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // cwd outside the repo: Java clients and mqadmin may drop local offset files into their working directory.
+    const child = spawn('bash', [path.join(ROOT, script), ...args], { cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const collect = (b: Buffer) => {
       output += b.toString();

@@ -205,6 +205,8 @@ export async function buildRuntimeInfo(ctx: BrokerContext, stats: RuntimeStats):
     getMissTps: '0.0 0.0 0.0',
     getTotalTps: stats.tps('get'),
     getTransferredTps: stats.tps('get'),
+    // 4.9.x spells it this way (StoreStatsService); 4.9.x mqadmin clusterList fails with an NPE without it.
+    getTransferedTps: stats.tps('get'),
     putLatency99: '0.00',
     putLatency999: '0.00',
     // DefaultMessageStore
@@ -269,7 +271,33 @@ export function configToProperties(config: Record<string, unknown>): string {
     const v = config[key];
     if (v !== undefined && v !== null) out += `${key}=${String(v)}\n`;
   }
+  for (const [key, v] of Object.entries(FIXED_REPORTED_CONFIG)) {
+    if (!Object.hasOwn(BROKER_SCHEMA, key)) out += `${key}=${String(config[key] ?? v)}\n`;
+  }
   return out;
+}
+
+/**
+ * Java BrokerConfig keys we have no setting for, shown with the value that describes this broker (all Java
+ * defaults): mqadmin exportConfigs copies them into java.util.Properties and fails on a missing one.
+ */
+export const FIXED_REPORTED_CONFIG: Readonly<Record<string, string>> = {
+  filterServerNums: '0',
+  msgTraceTopicName: 'RMQ_SYS_TRACE_TOPIC',
+  slaveReadEnable: 'false',
+  traceOn: 'true',
+  traceTopicEnable: 'false',
+  useTLS: 'false',
+};
+
+/** The config as GET_BROKER_CONFIG shows it: `listenPort=0` (pick a free port) reads as the port actually bound. */
+function reportedConfig(ctx: BrokerContext): Record<string, unknown> {
+  const config: Record<string, unknown> = { ...FIXED_REPORTED_CONFIG, ...(ctx.config as Record<string, unknown>) };
+  if (ctx.config.listenPort === 0) {
+    const addr = ctx.brokerAddr();
+    config.listenPort = Number(addr.slice(addr.lastIndexOf(':') + 1));
+  }
+  return config;
 }
 
 function dataVersionJson(v: DataVersion): string {
@@ -325,7 +353,7 @@ export function registerAdminBrokerProcessors(server: RemotingServer, ctx: Broke
       ResponseCode.SUCCESS,
       undefined,
       { version: dataVersionJson(state.configVersion) },
-      Buffer.from(configToProperties(ctx.config as Record<string, unknown>)),
+      Buffer.from(configToProperties(reportedConfig(ctx))),
     ),
   );
   server.register(RequestCode.UPDATE_BROKER_CONFIG, (req) => updateBrokerConfig(ctx, state, req));

@@ -15,6 +15,8 @@ import {
   parseSubscriptionGroupConfig,
   validateGroupName,
 } from '../subscription/subscription-group-manager.js';
+import { registerAdminConsumerRelayProcessors } from './admin-consumer-relay.js';
+import { registerAdminOffsetProcessors } from './admin-offset.js';
 import { encodeMessageQueueTable } from './admin-topic.js';
 import { parseJsonBody, withBodyErrors } from './client-manage.js';
 
@@ -147,4 +149,6 @@ export function registerAdminGroupProcessors(server: RemotingServer, ctx: Broker
   server.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, (req) => getProducerConnectionList(ctx, req));
   server.register(RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx));
   server.register(RequestCode.QUERY_TOPICS_BY_CONSUMER, (req) => queryTopicsByConsumer(ctx, req));
+  registerAdminOffsetProcessors(server, ctx);
+  registerAdminConsumerRelayProcessors(server, ctx);
 }
