@@ -176,7 +176,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
-      offsetTimer = setInterval(() => consumerOffsetManager.persist(), config.flushConsumerOffsetInterval);
+      offsetTimer = setInterval(() => void consumerOffsetManager.persistAsync(), config.flushConsumerOffsetInterval);
       offsetTimer.unref();
       started = true;
       await registration.start();
@@ -194,6 +194,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       consumerManager.shutdown();
       await server.close();
       await client.close();
+      await consumerOffsetManager.persistAsync(); // let a periodic save in flight finish: both use the same temp file
       consumerOffsetManager.persist(true);
       subscriptionGroupManager.persist();
       topicConfigManager.persist();

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { parseFastjson } from '../common/fastjson.js';
 
 /**
@@ -25,16 +24,4 @@ export function loadConfigFile(file: string): unknown | undefined {
   return undefined;
 }
 
-export function saveConfigFile(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (fs.existsSync(file)) fs.copyFileSync(file, `${file}.bak`);
-  fs.renameSync(tmp, file);
-}
+export { saveFileAtomic as saveConfigFileAsync, saveFileAtomicSync as saveConfigFile } from '../common/atomic-file.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import { loadConfigFile, saveConfigFile } from '../config-file.js';
+import { loadConfigFile, saveConfigFile, saveConfigFileAsync } from '../config-file.js';
 
 const TOPIC_GROUP_SEPARATOR = '@';
 
@@ -102,6 +102,24 @@ export class ConsumerOffsetManager {
     return `{\n\t"offsetTable":{\n${lines.join(',\n')}\n\t}\n}`;
   }
 
+  private persisting: Promise<void> | undefined;
+
+  /** The periodic save (every flushConsumerOffsetInterval): off the event loop, one at a time. */
+  persistAsync(): Promise<void> {
+    if (!this.dirty || this.persisting) return this.persisting ?? Promise.resolve();
+    this.dirty = false;
+    this.persisting = saveConfigFileAsync(this.file, this.encode())
+      .catch((err) => {
+        this.dirty = true;
+        this.logger.error({ err, file: this.file }, 'failed to persist consumer offsets');
+      })
+      .finally(() => {
+        this.persisting = undefined;
+      });
+    return this.persisting;
+  }
+
+  /** Synchronous save (shutdown). */
   persist(force = false): void {
     if (!this.dirty && !force) return;
     this.dirty = false;

@@ -8,7 +8,7 @@ import { loadConfigFile } from '../config-file.js';
 import { convertDueMessage } from './timer-convert.js';
 import { type TimerEntry, TimerHeap, entryLe } from './timer-heap.js';
 import { type TimerHookConfig, type TimerRefusal, applyTimerHook, snapTimerPrecisionMs } from './timer-hook.js';
-import { saveFileAtomic, saveFileAtomicSync } from './timer-progress-file.js';
+import { saveFileAtomic, saveFileAtomicSync } from '../../common/atomic-file.js';
 import { BLOCK_ENTRIES, BlockMins, DoneOffsets } from './timer-progress.js';
 
 export interface TimerTuning {

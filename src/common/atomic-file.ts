@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-// The timer progress file is rewritten every second while deliveries happen, so the periodic save is
-// asynchronous; the one at shutdown is synchronous. Both write a temp file, fsync it, keep the previous file as
-// `.bak` and rename (as broker/config-file.ts does), so a crash leaves the old or the new version.
+// Persisted tables (topics, offsets, delay and timer progress) are saved by writing a temp file, fsyncing it,
+// keeping the previous file as `.bak` and renaming (Java ConfigManager), so a crash leaves the old or the new
+// version. Periodic saves use the asynchronous form to keep the event loop free; shutdown uses the synchronous one.
 
 export async function saveFileAtomic(file: string, text: string): Promise<void> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
