@@ -18,11 +18,11 @@ const quietLogger = (() => {
 
 let instanceSeq = 0;
 
-export function onsProducer(namesrvAddr: string, producerGroup: string): Producer {
+export function onsProducer(namesrvAddr: string | string[], producerGroup: string): Producer {
   return new Producer({ httpclient, nameSrv: namesrvAddr, producerGroup, instanceName: `p${process.pid}_${++instanceSeq}`, logger: quietLogger });
 }
 
-export function onsConsumer(namesrvAddr: string, consumerGroup: string, extra: Record<string, unknown> = {}): Consumer {
+export function onsConsumer(namesrvAddr: string | string[], consumerGroup: string, extra: Record<string, unknown> = {}): Consumer {
   const consumer = new Consumer({
     httpclient,
     nameSrv: namesrvAddr,
