@@ -14,10 +14,16 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Scenario 9 (+ a subscribe/commit variant): DefaultLitePullConsumer. */
 public class LitePullTest extends ScenarioBase {
+
+    @BeforeEach
+    void requireLitePull() {
+        requireLitePullMessage();
+    }
 
     /** 9. assign(all queues) + seek(queue, 3): poll returns exactly the messages at offsets >= 3 of each queue. */
     @Test

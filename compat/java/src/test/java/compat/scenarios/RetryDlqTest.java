@@ -7,8 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.PullStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -60,16 +62,26 @@ public class RetryDlqTest extends ScenarioBase {
 
         String dlq = "%DLQ%" + group;
         List<MessageQueue> dlqQueues = awaitRoute(dlq);
-        DefaultLitePullConsumer reader = litePullConsumer(group("dlqreader"));
-        reader.setAutoCommit(false);
+        // read it with plain PULL_MESSAGE (11): the 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361),
+        // which 4.9.x brokers do not know, and this scenario is about the retry/DLQ path, not lite pull
+        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(group("dlqreader"));
+        reader.setNamesrvAddr(NAMESRV);
+        reader.setInstanceName(instanceName());
+        reader.setVipChannelEnabled(false);
         reader.start();
-        reader.assign(dlqQueues);
-        for (MessageQueue mq : dlqQueues) {
-            reader.seekToBegin(mq);
-        }
+        onClose(reader::shutdown);
         List<MessageExt> dead = new CopyOnWriteArrayList<>();
         await("the message in " + dlq, 30_000, () -> {
-            dead.addAll(reader.poll(1000));
+            for (MessageQueue mq : dlqQueues) {
+                try {
+                    PullResult r = reader.pull(mq, "*", 0, 32);
+                    if (r.getPullStatus() == PullStatus.FOUND) {
+                        dead.addAll(r.getMsgFoundList());
+                    }
+                } catch (Exception e) {
+                    System.err.println("[compat] pull " + mq + ": " + e);
+                }
+            }
             return !dead.isEmpty();
         });
         MessageExt d = dead.get(0);

@@ -29,6 +29,7 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
 
@@ -146,6 +147,22 @@ public abstract class ScenarioBase {
         awaitRoute(topic);
         c.start();
         return c;
+    }
+
+    // ------------------------------------------------------------------ broker features
+
+    /**
+     * Skips the scenario (JUnit "aborted", reported as SKIP with the reason) when the harness says the broker lacks
+     * a feature: {@code -D<property>=false}. compat/runner.mjs passes these for known official-broker gaps.
+     */
+    protected static void requireFeature(String property, String what) {
+        Assumptions.assumeFalse("false".equalsIgnoreCase(System.getProperty(property)), "-D" + property + "=false: " + what);
+    }
+
+    /** The 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361); 4.9.x brokers answer "not supported". */
+    protected static void requireLitePullMessage() {
+        requireFeature("litePullMessage",
+            "the broker does not know LITE_PULL_MESSAGE (361), which the 5.x DefaultLitePullConsumer pulls with");
     }
 
     protected DefaultLitePullConsumer litePullConsumer(String group) throws Exception {

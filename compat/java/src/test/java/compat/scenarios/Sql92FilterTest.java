@@ -131,6 +131,7 @@ public class Sql92FilterTest extends ScenarioBase {
     /** Lite pull subscribe(topic, bySql): its pulls carry the selector themselves (subscription flag). */
     @Test
     void litePullSqlSelector() throws Exception {
+        requireLitePullMessage();
         String topic = topic();
         List<String> want = produce(topic, i -> i % 6 >= 4);
         DefaultLitePullConsumer c = litePullConsumer(group());

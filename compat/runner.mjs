@@ -1,0 +1,781 @@
+#!/usr/bin/env node
+// Compatibility suite runner: every scenario of every stock-client harness against one server kind, as a matrix.
+//
+//   node compat/runner.mjs --server=ours                              # our server (run `npm run build` first)
+//   node compat/runner.mjs --server=official [--official-version=4.9.8|5.3.3]
+//   node compat/runner.mjs --server=ours,official --official-version=4.9.8,5.3.3   # several servers, one matrix
+//   options: --clients=java4,java5,go,mqadmin  (default all; mqadmin = test/integration/mqadmin.test.ts, which runs
+//              stock mqadmin against an in-process rocketmq-ts: only with --server=ours)
+//            --quick (no restart phases, quietMs=500)  --keep (keep temp stores)  --java4=4.9.8 --java5=5.5.0
+//
+// Per server: start it on free ports (< 32768) with a temp store; run compat/java/run.sh all with each Java client,
+// compat/go/run.sh, then the restart phases (run.sh restart -Dphase=produce per Java client, restart the server on
+// the same store and ports, -Dphase=consume); stop it. Outcomes come from the harnesses' own lines
+// (`PASS|FAIL|SKIP name` from SummaryListener, `--- PASS|FAIL|SKIP: TestX` from go test -v). A scenario a harness
+// lists but never reported (crash, timeout) counts as FAIL. Known server gaps are passed as -D properties that make
+// the scenarios skip themselves with a reason (GAPS below). Prints the matrix, writes compat/results/<name>.json
+// (+ raw logs in compat/results/<name>-logs/), exits 1 on any FAIL, 2 on usage errors.
+// Adding a scenario is adding a file: a JUnit class in compat/java/src/test/java/compat/scenarios, a *_test.go in
+// compat/go. Plain Node >= 20, no dependencies.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const COMPAT = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(COMPAT, '..');
+const JAVA_RUN = path.join(COMPAT, 'java/run.sh');
+const GO_RUN = path.join(COMPAT, 'go/run.sh');
+const OFFICIAL = path.join(COMPAT, 'official/official.sh');
+const MQADMIN_TEST = 'test/integration/mqadmin.test.ts';
+
+/**
+ * Known server-specific gaps: extra -D properties per (server, Java client) that make scenarios skip themselves
+ * with a reason. Key: server label (`ours`, `official-4.9.8`, ...); value: (clientVersion) => props.
+ */
+const GAPS = {
+  // 4.9.x has no 5.x timer messages (TIMER_DELIVER_MS is just a property there)
+  'official-4.9.8': (client) => [
+    '-Dtimers=false',
+    // the 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361), which a 4.9.x broker does not know
+    ...(client.startsWith('5.') ? ['-DlitePullMessage=false'] : []),
+  ],
+};
+
+// ------------------------------------------------------------------ options
+
+function usage(msg) {
+  if (msg) console.error(`runner: ${msg}`);
+  console.error(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 10).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = { server: 'ours', officialVersion: '4.9.8', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0' };
+  for (const a of argv) {
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
+    if (!m) usage(`unexpected argument ${a}`);
+    const key = m[1].replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+    if (key === 'help') usage();
+    if (!(key in o)) usage(`unknown option --${m[1]}`);
+    if (typeof o[key] === 'boolean') o[key] = m[2] === undefined ? true : m[2] !== 'false';
+    else if (m[2] === undefined || m[2] === '') usage(`--${m[1]} needs a value`);
+    else o[key] = m[2];
+  }
+  // all = every harness that applies: mqadmin only when our server is among the targets
+  const all = ['java4', 'java5', 'go', ...(o.server.split(',').includes('ours') ? ['mqadmin'] : [])];
+  const clients = o.clients === 'all' ? all : o.clients.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const c of clients) if (!['java4', 'java5', 'go', 'mqadmin'].includes(c)) usage(`unknown client ${c}`);
+  const servers = [];
+  for (const s of o.server.split(',').map((x) => x.trim()).filter(Boolean)) {
+    if (s === 'ours') servers.push({ kind: 'ours', label: 'ours' });
+    else if (s === 'official') {
+      for (const v of o.officialVersion.split(',').map((x) => x.trim()).filter(Boolean)) {
+        if (!/^\d+\.\d+\.(\d+|x)$/.test(v)) usage(`bad --official-version ${v}`);
+        servers.push({ kind: 'official', version: v, label: `official-${v}` });
+      }
+    } else usage(`unknown server ${s}`);
+  }
+  if (!servers.length || !clients.length) usage('nothing to run');
+  return { ...o, clients, servers };
+}
+
+// ------------------------------------------------------------------ processes
+
+const children = new Set();
+
+/**
+ * Runs a command, tee-ing its output into `logFile` and handing each complete line to `onLine`.
+ * Resolves { code, output }.
+ */
+function run(cmd, args, { logFile, onLine, env, timeoutMs = 0, cwd = ROOT } = {}) {
+  return new Promise((resolve) => {
+    // own process group: a timeout or Ctrl-C ends the whole tree (run.sh -> java, go test -> test binary)
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    children.add(child);
+    const log = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
+    let output = '';
+    const partial = { out: '', err: '' };
+    const feed = (which) => (b) => {
+      const s = b.toString();
+      log?.write(s);
+      output += s;
+      if (output.length > 4_000_000) output = output.slice(-2_000_000);
+      partial[which] += s;
+      const lines = partial[which].split('\n');
+      partial[which] = lines.pop();
+      for (const l of lines) onLine?.(l, which);
+    };
+    child.stdout.on('data', feed('out'));
+    child.stderr.on('data', feed('err'));
+    const timer = timeoutMs ? setTimeout(() => killTree(child, 'SIGKILL'), timeoutMs) : null;
+    child.on('error', (err) => {
+      output += `\n${err}\n`;
+    });
+    child.on('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      children.delete(child);
+      for (const w of ['out', 'err']) if (partial[w]) onLine?.(partial[w], w);
+      onLine?.(null, 'out');
+      log?.end();
+      resolve({ code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 9) : 1), output });
+    });
+  });
+}
+
+function killTree(child, sig) {
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    try {
+      child.kill(sig);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ------------------------------------------------------------------ ports
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    // 0.0.0.0: also collides with anything bound to 127.0.0.1:port (4.9.x brokers bind the wildcard)
+    s.listen({ port, host: '0.0.0.0', exclusive: true }, () => s.close(() => resolve(true)));
+  });
+}
+
+/** Nameserver port N and broker port B (B-2 = VIP, B+1 = HA also free), all below 32768. */
+async function pickPorts() {
+  for (let i = 0; i < 200; i++) {
+    const ns = 20000 + Math.floor(Math.random() * 6000);
+    const b = ns + 1000 + Math.floor(Math.random() * 5000);
+    const all = [ns, b - 2, b - 1, b, b + 1];
+    let ok = true;
+    for (const p of all) if (!(await portFree(p))) ok = false;
+    if (ok) return { ns, broker: b };
+  }
+  throw new Error('no free ports found below 32768');
+}
+
+// ------------------------------------------------------------------ servers
+
+/** Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). */
+class OursServer {
+  constructor(tmp, logDir) {
+    this.label = 'ours';
+    this.store = path.join(tmp, 'store-ours');
+    this.logFile = path.join(logDir, 'server-ours.log');
+    this.proc = null;
+  }
+
+  async start() {
+    if (!this.ports) this.ports = await pickPorts();
+    const main = path.join(ROOT, 'dist/main.js');
+    if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
+    fs.mkdirSync(this.store, { recursive: true });
+    const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
+      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true'];
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.#launch(args);
+      if (res === true) return;
+      if (/EADDRINUSE/.test(res) && attempt < 6) {
+        await sleep(2000);
+        continue;
+      }
+      throw new Error(`our server did not start: ${res.slice(-2000)}`);
+    }
+  }
+
+  #launch(args) {
+    return new Promise((resolve) => {
+      const log = fs.createWriteStream(this.logFile, { flags: 'a' });
+      log.write(`\n==== ${new Date().toISOString()} node ${args.join(' ')}\n`);
+      const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      children.add(child);
+      let seen = '';
+      let done = false;
+      const finish = (v) => {
+        if (!done) {
+          done = true;
+          clearTimeout(timer);
+          resolve(v);
+        }
+      };
+      const timer = setTimeout(() => {
+        killTree(child, 'SIGKILL');
+        finish(`no ready line after 90 s\n${seen}`);
+      }, 90_000);
+      const onData = (b) => {
+        log.write(b);
+        if (done) return;
+        seen += b.toString();
+        if (seen.length > 200_000) seen = seen.slice(-100_000);
+        if (/rocketmq-ts ready: /.test(seen)) {
+          this.proc = child;
+          finish(true);
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('close', (code, signal) => {
+        children.delete(child);
+        log.end(`==== exited code=${code} signal=${signal}\n`);
+        if (this.proc === child) this.proc = null;
+        finish(`exited (code ${code}, signal ${signal}) before ready\n${seen}`);
+      });
+    });
+  }
+
+  async stop() {
+    const child = this.proc;
+    if (!child) return;
+    const closed = new Promise((r) => child.once('close', r));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await closed;
+    clearTimeout(t);
+  }
+
+  async restart() {
+    await this.stop();
+    await this.start();
+  }
+
+  describe() {
+    return `rocketmq-ts (dist/main.js) ns=127.0.0.1:${this.ports.ns} broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
+  }
+}
+
+/** Official Apache RocketMQ through compat/official/official.sh (start/stop on one store dir). */
+class OfficialServer {
+  constructor(version, tmp, logDir) {
+    this.version = version;
+    this.label = `official-${version}`;
+    this.store = path.join(tmp, `store-official-${version}`);
+    this.logFile = path.join(logDir, `server-official-${version}.log`);
+    this.started = false;
+  }
+
+  async prepare() {
+    const r = await run('bash', [OFFICIAL, 'fetch', this.version], { logFile: this.logFile });
+    if (r.code !== 0) throw new Error(`official.sh fetch ${this.version} failed:\n${r.output.slice(-2000)}`);
+    const v = await run('bash', [OFFICIAL, 'version', this.version]);
+    this.concrete = v.output.trim().split('\n').pop();
+  }
+
+  async start() {
+    if (!this.ports) this.ports = await pickPorts();
+    fs.mkdirSync(this.store, { recursive: true });
+    const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
+      { logFile: this.logFile });
+    if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
+      throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
+    }
+    this.started = true;
+  }
+
+  async stop() {
+    if (!this.started) return;
+    await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
+    this.started = false;
+  }
+
+  async restart() {
+    await this.stop();
+    await this.start();
+  }
+
+  describe() {
+    return `Apache RocketMQ ${this.concrete ?? this.version} (official.sh) ns=127.0.0.1:${this.ports.ns} ` +
+      `broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
+  }
+}
+
+// ------------------------------------------------------------------ results
+
+const RANK = { FAIL: 3, PASS: 2, SKIP: 1 };
+
+class Results {
+  constructor() {
+    /** scenario -> column -> { status, reason, seconds } */
+    this.cells = new Map();
+    /** scenario -> suite (for row ordering) */
+    this.rowSuite = new Map();
+    this.columns = [];
+    this.suiteRuns = [];
+  }
+
+  addColumn(col) {
+    if (!this.columns.includes(col)) this.columns.push(col);
+  }
+
+  expect(suite, scenario) {
+    if (!this.rowSuite.has(scenario)) this.rowSuite.set(scenario, suite);
+    if (!this.cells.has(scenario)) this.cells.set(scenario, new Map());
+  }
+
+  /** Records an outcome; several outcomes of one cell (phases) merge as FAIL > PASS > SKIP. */
+  record(suite, scenario, col, status, reason = '', seconds = null) {
+    this.expect(suite, scenario);
+    const row = this.cells.get(scenario);
+    const cur = row.get(col);
+    if (!cur || RANK[status] > RANK[cur.status]) row.set(col, { status, reason, seconds });
+    else if (cur.status === status && status === 'FAIL' && reason && !cur.reason.includes(reason)) cur.reason += `\n${reason}`;
+  }
+
+  get(scenario, col) {
+    return this.cells.get(scenario)?.get(col);
+  }
+
+  failures() {
+    let n = 0;
+    for (const row of this.cells.values()) for (const c of row.values()) if (c.status === 'FAIL') n++;
+    return n;
+  }
+}
+
+// ------------------------------------------------------------------ parsers
+
+/**
+ * SummaryListener lines: `PASS name (1.2s)`, `FAIL name (1.2s): reason` (+ indented `at`/`caused by` lines),
+ * `SKIP name (reason)`. An outcome is handed on once its block ended (line === null: end of output).
+ */
+function javaLineParser(onOutcome) {
+  let last = null;
+  const emit = () => {
+    if (last) onOutcome(last);
+    last = null;
+  };
+  return (line, which) => {
+    if (line === null) return emit();
+    if (which !== 'out') return;
+    if (last && /^ {7}(at|caused by) /.test(line)) {
+      if (last.status === 'FAIL') last.reason += `\n${line.trim()}`;
+      return;
+    }
+    emit();
+    const m = /^(PASS|FAIL|SKIP) (\S+)(?: \((\d+(?:\.\d+)?)s\))?(?:: (.*)| \((.*)\))?$/.exec(line);
+    if (m) {
+      const reason = (m[4] ?? m[5] ?? '').replace(/^org\.opentest4j\.TestAbortedException: (Assumption failed: )?/, '');
+      last = { status: m[1], name: m[2], seconds: m[3] ? Number(m[3]) : null, reason };
+    }
+  };
+}
+
+/**
+ * go test -v: `--- PASS|FAIL|SKIP: TestX (1.23s)`. The test's log lines (its skip/fail reasons) are indented and come
+ * before that line, after `=== RUN|CONT|NAME TestX` (Go >= 1.14 streams them), or after it (older Go).
+ */
+function goLineParser(onOutcome) {
+  let last = null;
+  let current = null;
+  const logs = new Map();
+  const emit = () => {
+    if (last) onOutcome(last);
+    last = null;
+  };
+  const clean = (l) => l.trim().replace(/^[\w.]+_test\.go:\d+: /, '');
+  return (line, which) => {
+    if (line === null) return emit();
+    if (which !== 'out') return;
+    if (/^ {4}/.test(line)) {
+      if (last) {
+        if (last.status !== 'PASS' && /^ {4}\S/.test(line)) last.reason = last.reason ? `${last.reason}\n${clean(line)}` : clean(line);
+      } else if (current && /^ {4}\S/.test(line) && !/^ {4}--- /.test(line)) {
+        logs.set(current, [...(logs.get(current) ?? []), clean(line)]);
+      }
+      return;
+    }
+    emit();
+    const h = /^=== (?:RUN|CONT|NAME|PAUSE)\s+(Test\w+)/.exec(line);
+    if (h) {
+      current = h[1];
+      return;
+    }
+    const m = /^--- (PASS|FAIL|SKIP): (Test\w+) \((\d+(?:\.\d+)?)s\)/.exec(line);
+    if (m) {
+      const before = m[1] === 'PASS' ? '' : (logs.get(m[2]) ?? []).join('\n');
+      last = { status: m[1], name: m[2], seconds: Number(m[3]), reason: before };
+      current = null;
+    }
+  };
+}
+
+// ------------------------------------------------------------------ suites
+
+function javaScenarioList(output) {
+  const all = [];
+  const restart = [];
+  for (const l of output.split('\n')) {
+    const m = /^([A-Za-z0-9_]+#[A-Za-z0-9_]+)(\s+\[restart)?/.exec(l.trim());
+    if (!m) continue;
+    (m[2] ? restart : all).push(m[1]);
+  }
+  return { all, restart };
+}
+
+function goScenarioList() {
+  const dir = path.join(COMPAT, 'go');
+  const out = [];
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('_test.go')).sort()) {
+    for (const m of fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/^func (Test\w+)\(t \*testing\.T\)/gm)) out.push(m[1]);
+  }
+  return out;
+}
+
+function stamp() {
+  const d = new Date();
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+const fmtS = (ms) => `${(ms / 1000).toFixed(1)}s`;
+
+function progress(msg) {
+  process.stdout.write(`[runner ${new Date().toTimeString().slice(0, 8)}] ${msg}\n`);
+}
+
+// ------------------------------------------------------------------ main
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const name = `${opts.servers.map((s) => s.label).join('+')}-${stamp()}`;
+  const resultsDir = path.join(COMPAT, 'results');
+  const logDir = path.join(resultsDir, `${name}-logs`);
+  fs.mkdirSync(logDir, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-compat-'));
+  const results = new Results();
+  const t0 = Date.now();
+  const timings = [];
+  const notes = [];
+  const javaClients = opts.clients.filter((c) => c.startsWith('java')).map((c) => ({ id: c, version: opts[c] }));
+  const quickProps = opts.quick ? ['-DquietMs=500'] : [];
+
+  const timed = async (label, fn) => {
+    const s = Date.now();
+    try {
+      return await fn();
+    } finally {
+      timings.push({ step: label, seconds: +((Date.now() - s) / 1000).toFixed(1) });
+    }
+  };
+
+  let interrupted = false;
+  let current = null;
+  const onSignal = (sig) => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    progress(`${sig}: stopping`);
+    for (const c of children) killTree(c, 'SIGTERM');
+    (current ? current.stop() : Promise.resolve()).finally(() => {
+      if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+      process.exit(130);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  // ---- preparation (builds/fetches before any server runs)
+  const javaLists = {};
+  await timed('prepare', async () => {
+    for (const jc of javaClients) {
+      progress(`building Java scenarios against rocketmq-client ${jc.version}`);
+      const r = await run('bash', [JAVA_RUN, 'list', `-Drocketmq.version=${jc.version}`], { logFile: path.join(logDir, `build-${jc.id}.log`) });
+      if (r.code !== 0) throw new Error(`compat/java/run.sh list (client ${jc.version}) failed:\n${r.output.slice(-2000)}`);
+      javaLists[jc.id] = javaScenarioList(r.output);
+    }
+    if (opts.clients.includes('go')) {
+      progress('compiling Go scenarios');
+      const r = await run('go', ['test', '-count=1', '-run', '^$', './...'], { cwd: path.join(COMPAT, 'go'), logFile: path.join(logDir, 'build-go.log') });
+      if (r.code !== 0) throw new Error(`go test build failed:\n${r.output.slice(-2000)}`);
+    }
+  });
+
+  for (const spec of opts.servers) {
+    const server = spec.kind === 'ours' ? new OursServer(tmp, logDir) : new OfficialServer(spec.version, tmp, logDir);
+    const col = (client) => `${client} × ${server.label}`;
+    const colJava = (jc) => col(`java ${jc.version}`);
+    for (const jc of javaClients) results.addColumn(colJava(jc));
+    if (opts.clients.includes('go')) results.addColumn(col('go'));
+    if (opts.clients.includes('mqadmin')) results.addColumn(col('mqadmin'));
+    // every (scenario, column) this server owes an outcome: a setup error marks the missing ones FAIL
+    const expected = [];
+    for (const jc of javaClients) {
+      for (const s of javaLists[jc.id].all) expected.push({ suite: 'java', scenario: s, col: colJava(jc) });
+      for (const s of javaLists[jc.id].restart) expected.push({ suite: 'restart', scenario: s, col: colJava(jc) });
+    }
+    if (opts.clients.includes('go')) for (const s of goScenarioList()) expected.push({ suite: 'go', scenario: s, col: col('go') });
+    for (const e of expected) results.expect(e.suite, e.scenario);
+    current = server;
+    try {
+      if (server.prepare) {
+        progress(`fetching ${server.label}`);
+        await timed(`${server.label}: fetch`, () => server.prepare());
+      }
+      progress(`starting ${server.label}`);
+      await timed(`${server.label}: start`, () => server.start());
+      progress(`up: ${server.describe()}`);
+      const ns = `127.0.0.1:${server.ports.ns}`;
+      const gaps = (client) => GAPS[server.label]?.(client) ?? [];
+
+      // ---- Java: every scenario except the restart phases, once per client
+      for (const jc of javaClients) {
+        const c = colJava(jc);
+        for (const s of javaLists[jc.id].all) results.expect('java', s);
+        const props = [`-Dnamesrv=${ns}`, `-Drocketmq.version=${jc.version}`, ...gaps(jc.version), ...quickProps];
+        progress(`${c}: run.sh all ${props.slice(2).join(' ')}`);
+        const seen = new Set();
+        const r = await timed(`${c}: all`, () => run('bash', [JAVA_RUN, 'all', ...props], {
+          logFile: path.join(logDir, `${server.label}-${jc.id}-all.log`),
+          onLine: javaLineParser((o) => {
+            seen.add(o.name);
+            results.record('java', o.name, c, o.status, o.reason, o.seconds);
+            progress(`  ${o.status} ${o.name}${o.seconds != null ? ` (${o.seconds}s)` : ''}${o.status === 'PASS' ? '' : `: ${o.reason.split('\n')[0]}`}`);
+          }),
+        }));
+        finishSuite(results, 'java', c, javaLists[jc.id].all, seen, r, `run.sh all (client ${jc.version})`);
+      }
+
+      // ---- Go
+      if (opts.clients.includes('go')) {
+        const c = col('go');
+        const list = goScenarioList();
+        for (const s of list) results.expect('go', s);
+        progress(`${c}: go/run.sh ${ns}`);
+        const seen = new Set();
+        const r = await timed(`${c}`, () => run('bash', [GO_RUN, ns], {
+          env: { RUN_ID: `r${Date.now().toString(36)}` },
+          logFile: path.join(logDir, `${server.label}-go.log`),
+          onLine: goLineParser((o) => {
+            seen.add(o.name);
+            results.record('go', o.name, c, o.status, o.reason, o.seconds);
+            progress(`  ${o.status} ${o.name} (${o.seconds}s)`);
+          }),
+        }));
+        // a skip/fail reason arrives after the --- line: report the final reasons only in the matrix
+        finishSuite(results, 'go', c, list, seen, r, 'go/run.sh');
+      }
+
+      // ---- restart phases: produce with every Java client, restart the server on its store, consume
+      if (javaClients.length) {
+        const restartList = javaLists[javaClients[0].id].restart;
+        if (opts.quick) {
+          for (const jc of javaClients) for (const s of restartList) results.record('restart', s, colJava(jc), 'SKIP', '--quick: restart phases not run');
+        } else if (restartList.length) {
+          const seen = new Map(javaClients.map((jc) => [jc.id, new Set()]));
+          const phase = async (jc, ph) => {
+            const c = colJava(jc);
+            const state = path.join(tmp, `restart-${server.label}-${jc.id}.properties`);
+            const props = [`-Dnamesrv=${ns}`, `-Drocketmq.version=${jc.version}`, `-Dphase=${ph}`, `-DstateFile=${state}`, ...gaps(jc.version)];
+            progress(`${c}: run.sh restart -Dphase=${ph}`);
+            const r = await timed(`${c}: restart ${ph}`, () => run('bash', [JAVA_RUN, 'restart', ...props], {
+              logFile: path.join(logDir, `${server.label}-${jc.id}-restart-${ph}.log`),
+              onLine: javaLineParser((o) => {
+                // the other phase's methods are reported as skipped (disabled): not an outcome
+                if (o.status === 'SKIP' && /phase/.test(o.reason)) return;
+                seen.get(jc.id).add(o.name);
+                results.record('restart', o.name, c, o.status, o.reason, o.seconds);
+                progress(`  ${o.status} ${o.name}${o.seconds != null ? ` (${o.seconds}s)` : ''}${o.status === 'PASS' ? '' : `: ${o.reason.split('\n')[0]}`}`);
+              }),
+            }));
+            return r;
+          };
+          const produced = {};
+          for (const jc of javaClients) produced[jc.id] = await phase(jc, 'produce');
+          progress(`restarting ${server.label} on the same store and ports`);
+          let restarted = true;
+          try {
+            await timed(`${server.label}: restart`, () => server.restart());
+          } catch (e) {
+            restarted = false;
+            for (const jc of javaClients) {
+              for (const s of restartList) results.record('restart', s, colJava(jc), 'FAIL', `server restart failed: ${String(e.message).split('\n')[0]}`);
+            }
+          }
+          if (restarted) {
+            const consumed = {};
+            for (const jc of javaClients) consumed[jc.id] = await phase(jc, 'consume');
+            for (const jc of javaClients) {
+              const r = { code: Math.max(produced[jc.id].code, consumed[jc.id].code), output: `${produced[jc.id].output}\n${consumed[jc.id].output}` };
+              finishSuite(results, 'restart', colJava(jc), restartList, seen.get(jc.id), r, `run.sh restart (client ${jc.version})`);
+            }
+          }
+        }
+      }
+
+      // ---- mqadmin (vitest file; starts its own in-process rocketmq-ts, so only meaningful for ours)
+      if (opts.clients.includes('mqadmin')) {
+        const c = col('mqadmin');
+        if (server.label !== 'ours') {
+          results.record('mqadmin', `mqadmin (${MQADMIN_TEST})`, c, 'SKIP', 'the mqadmin vitest file runs against an in-process rocketmq-ts only');
+        } else {
+          await runMqadmin(results, c, logDir, timed);
+        }
+      }
+    } catch (e) {
+      notes.push(`${server.label}: ${e.message}`);
+      progress(`ERROR ${server.label}: ${e.message}`);
+      for (const { suite, scenario, col: c } of expected) {
+        if (!results.get(scenario, c)) results.record(suite, scenario, c, 'FAIL', `not run: ${String(e.message).split('\n')[0]}`);
+      }
+    } finally {
+      progress(`stopping ${server.label}`);
+      await timed(`${server.label}: stop`, () => server.stop()).catch((e) => notes.push(`stop ${server.label}: ${e.message}`));
+      current = null;
+    }
+    if (interrupted) break;
+  }
+
+  if (opts.keep) progress(`stores kept in ${tmp}`);
+  else fs.rmSync(tmp, { recursive: true, force: true });
+
+  const wallSeconds = +((Date.now() - t0) / 1000).toFixed(1);
+  printMatrix(results, opts, wallSeconds, timings, notes);
+  const json = {
+    name,
+    date: new Date().toISOString(),
+    servers: opts.servers.map((s) => s.label),
+    clients: opts.clients,
+    quick: opts.quick,
+    wallSeconds,
+    timings,
+    notes,
+    columns: results.columns,
+    scenarios: [...results.cells.keys()].map((s) => ({
+      suite: results.rowSuite.get(s),
+      scenario: s,
+      results: Object.fromEntries(results.columns.filter((c) => results.get(s, c)).map((c) => [c, results.get(s, c)])),
+    })),
+    failures: results.failures(),
+    logs: path.relative(ROOT, logDir),
+  };
+  const file = path.join(resultsDir, `${name}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+  console.log(`results: ${path.relative(ROOT, file)} (raw logs: ${path.relative(ROOT, logDir)}/)`);
+  process.exit(json.failures > 0 || notes.length > 0 ? 1 : 0);
+}
+
+function lastWords(output) {
+  const l = (output ?? '').trim().split('\n').filter((x) => x.trim()).pop();
+  return l ? `: ${l.trim().slice(0, 200)}` : '';
+}
+
+/** Any scenario a suite lists but did not report is a FAIL; so is a non-zero exit with no FAIL line. */
+function finishSuite(results, suite, col, expected, seen, r, what) {
+  for (const s of expected) {
+    if (!seen.has(s)) results.record(suite, s, col, 'FAIL', `no outcome reported (${what} exited ${r.code}${lastWords(r.output)})`);
+  }
+  if (r.code !== 0) {
+    let anyFail = false;
+    for (const s of seen) if (results.get(s, col)?.status === 'FAIL') anyFail = true;
+    for (const s of expected) if (results.get(s, col)?.status === 'FAIL') anyFail = true;
+    if (!anyFail) results.record(suite, `${what}`, col, 'FAIL', `exited ${r.code} without a failing scenario (see logs)`);
+  }
+}
+
+async function runMqadmin(results, c, logDir, timed) {
+  const out = path.join(logDir, 'mqadmin-vitest.json');
+  progress(`${c}: vitest run ${MQADMIN_TEST}`);
+  const vitest = path.join(ROOT, 'node_modules/.bin/vitest');
+  const r = await timed(c, () => run(vitest, ['run', MQADMIN_TEST, '--reporter=json', `--outputFile=${out}`],
+    { logFile: path.join(logDir, 'ours-mqadmin.log'), timeoutMs: 20 * 60_000 }));
+  let report = null;
+  try {
+    report = JSON.parse(fs.readFileSync(out, 'utf8'));
+  } catch {
+    /* no report */
+  }
+  const seen = new Set();
+  for (const f of report?.testResults ?? []) {
+    for (const a of f.assertionResults ?? []) {
+      const status = a.status === 'passed' ? 'PASS' : a.status === 'failed' ? 'FAIL' : 'SKIP';
+      const name = `mqadmin: ${a.title}`;
+      seen.add(name);
+      const reason = status === 'FAIL' ? (a.failureMessages ?? []).join('\n').split('\n').slice(0, 6).join('\n') : status === 'SKIP' ? `vitest ${a.status}` : '';
+      results.record('mqadmin', name, c, status, reason, a.duration != null ? +(a.duration / 1000).toFixed(1) : null);
+      progress(`  ${status} ${name}`);
+    }
+  }
+  if (!seen.size || (r.code !== 0 && ![...seen].some((s) => results.get(s, c)?.status === 'FAIL'))) {
+    results.record('mqadmin', `mqadmin (${MQADMIN_TEST})`, c, 'FAIL', `vitest exited ${r.code}: ${r.output.trim().split('\n').slice(-3).join(' | ')}`);
+  }
+}
+
+// ------------------------------------------------------------------ output
+
+function printMatrix(results, opts, wallSeconds, timings, notes) {
+  const cols = results.columns;
+  const suites = ['setup', 'java', 'restart', 'go', 'mqadmin'];
+  const rows = [...results.cells.keys()].sort((a, b) => {
+    const sa = suites.indexOf(results.rowSuite.get(a));
+    const sb = suites.indexOf(results.rowSuite.get(b));
+    return sa - sb;
+  });
+  const footnotes = [];
+  const cellText = (s, c) => {
+    const v = results.get(s, c);
+    if (!v) return '-';
+    if (v.status === 'PASS') return 'pass';
+    const reason = (v.reason || '').split('\n')[0].trim();
+    let idx = footnotes.findIndex((f) => f.status === v.status && f.reason === reason);
+    if (idx < 0) {
+      footnotes.push({ status: v.status, reason, full: v.reason });
+      idx = footnotes.length - 1;
+    }
+    return `${v.status === 'FAIL' ? 'FAIL' : 'skip'} [${idx + 1}]`;
+  };
+  const label = (s) => (s.length > 72 ? `${s.slice(0, 71)}…` : s);
+  const table = rows.map((s) => [label(s), ...cols.map((c) => cellText(s, c))]);
+  const head = ['scenario', ...cols];
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i].length)));
+  const line = (r) => r.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd();
+  console.log('');
+  console.log(`== compat matrix: server ${opts.servers.map((s) => s.label).join(', ')}; clients ${opts.clients.join(', ')}${opts.quick ? ' (quick)' : ''}`);
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  let lastSuite = null;
+  for (let i = 0; i < rows.length; i++) {
+    const suite = results.rowSuite.get(rows[i]);
+    if (lastSuite !== null && suite !== lastSuite) console.log('');
+    lastSuite = suite;
+    console.log(line(table[i]));
+  }
+  if (footnotes.length) {
+    console.log('');
+    footnotes.forEach((f, i) => {
+      const more = f.full.split('\n').slice(1, 4).map((l) => `\n      ${l.trim()}`).join('');
+      console.log(`[${i + 1}] ${f.status}: ${f.reason || '(no reason given)'}${f.status === 'FAIL' ? more : ''}`);
+    });
+  }
+  const count = { PASS: 0, FAIL: 0, SKIP: 0 };
+  for (const row of results.cells.values()) for (const v of row.values()) count[v.status]++;
+  console.log('');
+  for (const n of notes) console.log(`ERROR ${n}`);
+  console.log(`timings: ${timings.map((t) => `${t.step} ${t.seconds}s`).join(' | ')}`);
+  console.log(`totals: ${count.PASS} pass, ${count.FAIL} fail, ${count.SKIP} skip; wall time ${fmtS(wallSeconds * 1000)}`);
+}
+
+export { javaLineParser, goLineParser, javaScenarioList, goScenarioList };
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(`runner: ${e.stack ?? e}`);
+    for (const c of children) killTree(c, 'SIGTERM');
+    process.exit(1);
+  });
+}
