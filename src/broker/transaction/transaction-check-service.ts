@@ -17,7 +17,6 @@ import {
   immunityTimeMs,
   parseOpBody,
   renewHalfMessage,
-  tagsCodeOf,
   transactionKey,
 } from './transactional-message-util.js';
 
@@ -279,22 +278,8 @@ export class TransactionCheckService {
       `half message checked too many times or too old; moved to ${CHECK_MAX_TIME_TOPIC}`,
     );
     this.deps.topicConfigManager.createTopicIfAbsent(CHECK_MAX_TIME_TOPIC, 1, Perm.READ | Perm.WRITE);
-    const res = await this.deps.tx.store.putMessage({
-      topic: CHECK_MAX_TIME_TOPIC,
-      queueId: 0,
-      flag: half.flag,
-      body: Buffer.from(half.body),
-      propertiesString: encodeProperties(props),
-      tagsCode: tagsCodeOf(props),
-      keys: props.get(MessageConst.KEYS),
-      uniqKey: props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
-      sysFlag: half.sysFlag,
-      bornTimestamp: half.bornTimestamp,
-      bornHost: half.bornHost,
-      storeHost: half.storeHost,
-      reconsumeTimes: half.reconsumeTimes,
-      preparedTransactionOffset: 0,
-    });
+    // The same copy as a check-back renewal, but parked on TRANS_CHECK_MAX_TIME_TOPIC.
+    const res = await this.deps.tx.store.putMessage({ ...renewHalfMessage(half, props), topic: CHECK_MAX_TIME_TOPIC, queueId: 0 });
     if (res.status !== 'PUT_OK' && res.status !== 'FLUSH_DISK_TIMEOUT') {
       this.logger.error({ status: res.status }, `putting a discarded half message to ${CHECK_MAX_TIME_TOPIC} failed`);
     }
