@@ -11,6 +11,7 @@ import {
   readPropertiesFile,
 } from '../common/config.js';
 import { createBroker } from '../broker/broker-controller.js';
+import { parseMessageDelayLevel } from '../broker/schedule/delay-levels.js';
 import { createNamesrv } from '../namesrv/index.js';
 
 export type RunMode = 'start' | 'namesrv' | 'broker';
@@ -63,6 +64,7 @@ export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): {
       if (namesrvPortFlag !== undefined) applySettings(NAMESRV_SCHEMA, namesrv, { listenPort: namesrvPortFlag });
       if (!broker.namesrvAddr) broker.namesrvAddr = `127.0.0.1:${namesrv.listenPort}`;
     }
+    parseMessageDelayLevel(broker.messageDelayLevel); // a bad ladder is a config error (exit 2), found before anything starts
     broker.storePathRootDir = expandHome(broker.storePathRootDir);
     if (broker.storePathCommitLog) broker.storePathCommitLog = expandHome(broker.storePathCommitLog);
     if (mode === 'broker' && !broker.namesrvAddr) {

@@ -22,6 +22,9 @@ describe('rmq CLI', () => {
     const b = spawnSync('node', [MAIN, 'start', '--flushDiskType=SOMETIMES'], { encoding: 'utf8' });
     expect(b.status).toBe(2);
     expect(b.stderr).toContain('flushDiskType');
+    const c = spawnSync('node', [MAIN, 'start', '--messageDelayLevel=1s 5x'], { encoding: 'utf8' });
+    expect(c.status).toBe(2);
+    expect(c.stderr).toContain('messageDelayLevel');
   });
 
   it('starts namesrv + broker, prints one ready line, and stops cleanly on SIGTERM', async () => {
