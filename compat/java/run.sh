@@ -4,7 +4,8 @@
 #   compat/java/run.sh [FILTER] -Dnamesrv=127.0.0.1:9876 [-Dkey=value ...]
 #
 # FILTER (comma-separated list allowed):
-#   all (default)            every scenario except the restart phases (tag "restart")
+#   all (default)            every scenario except the restart phases (tag "restart") and the store-move
+#                            phases (tag "storecompat", run by compat/store-compat.mjs)
 #   ClassName                e.g. SendConsumeTest
 #   ClassName#method         e.g. SendConsumeTest#tagFilterAorC
 #   method                   e.g. tagFilterAorC (class found by name)
@@ -64,6 +65,7 @@ if [ "$FILTER" = list ]; then
   for f in "$SRC"/*Test.java; do
     c=$(basename "$f" .java)
     tag=""; grep -q '@Tag("restart")' "$f" && tag="   [restart: needs -Dphase=produce|consume -DstateFile=F]"
+    grep -q '@Tag("storecompat")' "$f" && tag="   [storecompat: compat/store-compat.mjs runs it, -Dphase=produce|consume -DstateFile=F]"
     # only @Test methods: a scenario class may have helper methods with the same shape
     awk -v c="$c" -v tag="$tag" '/@Test/ {t=1; next} t && match($0, /void [a-zA-Z0-9]+\(\)/) {m=substr($0, RSTART+5, RLENGTH-7); print c "#" m tag; t=0; next} /^[[:space:]]*(public|private|protected|void|static)/ {t=0}' "$f"
   done
@@ -74,7 +76,7 @@ SEL=()
 IFS=',' read -r -a parts <<< "$FILTER"
 for f in "${parts[@]}"; do
   case "$f" in
-    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart) ;;
+    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat) ;;
     restart) SEL+=(--scan-classpath "$CLASSES" --include-tag restart) ;;
     tag:*) SEL+=(--scan-classpath "$CLASSES" --include-tag "${f#tag:}") ;;
     *#*)
