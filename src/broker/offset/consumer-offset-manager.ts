@@ -11,6 +11,12 @@ const TOPIC_GROUP_SEPARATOR = '@';
  */
 export class ConsumerOffsetManager {
   readonly table = new Map<string, Map<number, number>>();
+  /**
+   * 5.x pullOffsetTable: the nextBeginOffset of the group's latest pull per queue, whatever its status (found,
+   * nothing new, offset moved), committed or not. In memory only (Java does not persist it); GET_CONSUME_STATS
+   * reports it as pullOffset.
+   */
+  private readonly pullTable = new Map<string, Map<number, number>>();
   private readonly file: string;
   private dirty = false;
 
@@ -39,6 +45,22 @@ export class ConsumerOffsetManager {
     }
     m.set(queueId, offset);
     this.dirty = true;
+  }
+
+  /** Java 5.x commitPullOffset: called for every pull the broker answered from the store. */
+  commitPullOffset(group: string, topic: string, queueId: number, offset: number): void {
+    const key = topic + TOPIC_GROUP_SEPARATOR + group;
+    let m = this.pullTable.get(key);
+    if (!m) {
+      m = new Map();
+      this.pullTable.set(key, m);
+    }
+    m.set(queueId, offset);
+  }
+
+  /** Java 5.x queryPullOffset: the latest pull's next offset, else the committed offset, else -1. */
+  queryPullOffset(group: string, topic: string, queueId: number): number {
+    return this.pullTable.get(topic + TOPIC_GROUP_SEPARATOR + group)?.get(queueId) ?? this.queryOffset(group, topic, queueId);
   }
 
   /** The committed offset, or -1 when none. */
@@ -79,15 +101,19 @@ export class ConsumerOffsetManager {
   }
 
   removeGroup(group: string): void {
-    for (const key of [...this.table.keys()]) {
-      if (key.slice(key.indexOf(TOPIC_GROUP_SEPARATOR) + 1) === group) this.table.delete(key);
+    for (const t of [this.table, this.pullTable]) {
+      for (const key of [...t.keys()]) {
+        if (key.slice(key.indexOf(TOPIC_GROUP_SEPARATOR) + 1) === group) t.delete(key);
+      }
     }
     this.dirty = true;
   }
 
   removeTopic(topic: string): void {
-    for (const key of [...this.table.keys()]) {
-      if (key.slice(0, key.indexOf(TOPIC_GROUP_SEPARATOR)) === topic) this.table.delete(key);
+    for (const t of [this.table, this.pullTable]) {
+      for (const key of [...t.keys()]) {
+        if (key.slice(0, key.indexOf(TOPIC_GROUP_SEPARATOR)) === topic) t.delete(key);
+      }
     }
     this.dirty = true;
   }

@@ -94,10 +94,11 @@ async function getConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promis
         const ts = await store.getMessageStoreTimestamp(topic, queueId, consumerOffset - 1);
         if (ts > 0) lastTimestamp = ts;
       }
-      // pullOffset (5.x): we keep no separate pull offsets, so it equals the committed offset.
+      // pullOffset (5.x): the group's latest pull position, never below the committed offset
+      const pullOffset = Math.max(consumerOffset, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId));
       entries.push([
         { brokerName: ctx.config.brokerName, queueId, topic },
-        { brokerOffset, consumerOffset, lastTimestamp, pullOffset: consumerOffset },
+        { brokerOffset, consumerOffset, lastTimestamp, pullOffset },
       ]);
     }
   }

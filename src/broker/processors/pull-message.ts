@@ -198,6 +198,8 @@ async function execute(
     })
     : await ctx.store.getMessage(pull.topic, pull.queueId, pull.queueOffset, maxMsgNums, maxTotalBytes, tagsFilter);
 
+  // 5.x records every answered pull's next offset (GET_CONSUME_STATS pullOffset), before any suspension
+  ctx.consumerOffsetManager.commitPullOffset(pull.consumerGroup, pull.topic, pull.queueId, result.nextBeginOffset);
   if (brokerAllowSuspend && (pull.sysFlag & FLAG_COMMIT_OFFSET) && config.brokerRole !== 'SLAVE') {
     ctx.consumerOffsetManager.commitOffset(pull.consumerGroup, pull.topic, pull.queueId, pull.commitOffset);
   }
