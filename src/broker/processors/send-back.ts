@@ -24,7 +24,6 @@ async function sendBack(ctx: BrokerContext, req: RemotingCommand): Promise<Remot
   const offset = h.long('offset');
   const group = h.str('group');
   let delayLevel = h.optInt('delayLevel', 0) ?? 0;
-  const originMsgId = h.optStr('originMsgId');
   const headerMax = h.optInt('maxReconsumeTimes');
 
   const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
@@ -64,7 +63,9 @@ async function sendBack(ctx: BrokerContext, req: RemotingCommand): Promise<Remot
     if (delayLevel === 0) delayLevel = 3 + orig.reconsumeTimes;
     props.set(MessageConst.DELAY_TIME_LEVEL, String(delayLevel));
   }
-  if (!props.get(MessageConst.ORIGIN_MESSAGE_ID)) props.set(MessageConst.ORIGIN_MESSAGE_ID, originMsgId || origOffsetMsgId);
+  // Like Java: the id of the stored original (its offset message id), not the header's originMsgId (the client's
+  // UNIQ_KEY); kept through later send-backs.
+  if (!props.get(MessageConst.ORIGIN_MESSAGE_ID)) props.set(MessageConst.ORIGIN_MESSAGE_ID, origOffsetMsgId);
 
   const tags = props.get(MessageConst.TAGS);
   const msg: MessageToStore = {

@@ -161,7 +161,7 @@ export class ScheduleMessageService {
       return true;
     }
     if (realTopic === SystemTopic.TRANS_HALF) return true; // Java drops these
-    props.delete(MessageConst.DELAY_TIME_LEVEL);
+    // DELAY stays: official 4.9.8 / 5.3.3 deliver the message with its DELAY level (getDelayTimeLevel() on the consumer)
     props.delete('TIMER_DELIVER_MS');
     props.delete('TIMER_DELAY_SEC');
     props.set(MessageConst.WAIT_STORE_MSG_OK, 'false');
