@@ -15,6 +15,7 @@ import (
 	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
+	"github.com/apache/rocketmq-client-go/v2/admin"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
@@ -184,6 +185,8 @@ type pushOpts struct {
 	model    consumer.MessageModel
 	instance string
 	extra    []consumer.Option
+	// handler replaces col.handle (col may then be nil)
+	handler func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error)
 }
 
 func startPushConsumer(t *testing.T, topic, group string, col *collector, po pushOpts) rocketmq.PushConsumer {
@@ -200,6 +203,10 @@ func startPushConsumer(t *testing.T, topic, group string, col *collector, po pus
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 		consumer.WithConsumeGoroutineNums(4),
 	}, po.extra...)
+	handler := po.handler
+	if handler == nil {
+		handler = col.handle
+	}
 	// Start fails when the topic has no route yet (e.g. right after one-way sends that
 	// auto-create it); a failed consumer cannot be restarted, so build a new one.
 	deadline := time.Now().Add(routeTimeout)
@@ -208,7 +215,7 @@ func startPushConsumer(t *testing.T, topic, group string, col *collector, po pus
 		if err != nil {
 			t.Fatalf("NewPushConsumer: %v", err)
 		}
-		if err := c.Subscribe(topic, po.selector, col.handle); err != nil {
+		if err := c.Subscribe(topic, po.selector, handler); err != nil {
 			t.Fatalf("Subscribe(%s): %v", topic, err)
 		}
 		err = c.Start()
@@ -298,4 +305,64 @@ func sendCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// awaitRoute polls the nameserver (through a fresh admin client each time, so that
+// no cached "not found" is reused) until topic has a route with writable queues.
+func awaitRoute(t *testing.T, topic string, timeout time.Duration) []*primitive.MessageQueue {
+	t.Helper()
+	ns := namesrv(t)
+	var (
+		mqs     []*primitive.MessageQueue
+		lastErr error
+	)
+	deadline := time.Now().Add(timeout)
+	for {
+		ad, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver(ns)))
+		if err != nil {
+			t.Fatalf("NewAdmin: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		mqs, lastErr = ad.FetchPublishMessageQueues(ctx, topic)
+		cancel()
+		ad.Close()
+		if lastErr == nil && len(mqs) > 0 {
+			return mqs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no route for %s on the nameserver within %s (last error: %v)", topic, timeout, lastErr)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// refreshRoutes makes the client instance `instance` (shared by every consumer and
+// producer created with that instance name) reload the routes of all topics its
+// consumers subscribe to and rebalance now, instead of at its next periodic route
+// poll (every 30 s) and rebalance (every 20 s). The Go client has no public call for
+// that; starting one more push consumer on the same instance (a throwaway group,
+// subscribed to an existing topic) does both. Counterpart of the Java scenarios'
+// updateTopicRouteInfoFromNameServer + rebalanceImmediately.
+func refreshRoutes(t *testing.T, instance, existingTopic, throwawayGroup string) {
+	t.Helper()
+	startPushConsumer(t, existingTopic, throwawayGroup, nil, pushOpts{
+		model:    consumer.Clustering,
+		instance: instance,
+		handler: func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			return consumer.ConsumeSuccess, nil
+		},
+	})
+}
+
+// envSeconds reads a duration in seconds from the environment (default def).
+func envSeconds(t *testing.T, name string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		t.Fatalf("bad %s=%q (seconds)", name, v)
+	}
+	return time.Duration(f * float64(time.Second))
 }
