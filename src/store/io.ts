@@ -54,6 +54,28 @@ export async function writevAll(fd: number, bufs: Buffer[], position: number): P
   }
 }
 
+/** Synchronous positional gather write of all bytes (small commit-log batches; see CommitLog.writeOps). */
+export function writevAllSync(fd: number, bufs: Buffer[], position: number): void {
+  let total = 0;
+  for (const b of bufs) total += b.length;
+  let written = fs.writevSync(fd, bufs, position);
+  while (written < total) {
+    const rest: Buffer[] = [];
+    let skip = written;
+    for (const b of bufs) {
+      if (skip >= b.length) {
+        skip -= b.length;
+        continue;
+      }
+      rest.push(skip > 0 ? b.subarray(skip) : b);
+      skip = 0;
+    }
+    const n = fs.writevSync(fd, rest, position + written);
+    if (n === 0) throw new Error('writev wrote 0 bytes');
+    written += n;
+  }
+}
+
 /** Positional read into `buf[offset, offset+length)`; returns bytes read (short at end of file). */
 export function readAt(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
   return new Promise((resolve, reject) => {

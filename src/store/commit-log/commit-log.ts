@@ -10,7 +10,7 @@ import type { StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
 } from '../record.js';
-import { fdatasync, readFully, writevAll } from '../io.js';
+import { fdatasync, readFully, writevAll, writevAllSync } from '../io.js';
 import { Segment } from '../segment.js';
 import { TailCache } from './tail-cache.js';
 import {
@@ -43,6 +43,9 @@ interface Waiter {
   resolve: (r: PutResult) => void;
   result: PutResult;
 }
+
+/** Batches up to this size are written synchronously on the event loop (see writeOps). */
+const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
 export interface CommitLogStats {
   writeCalls: number;
@@ -284,9 +287,13 @@ export class CommitLog {
         end += ops[i]!.buf.length;
         i++;
       }
-      await seg.ready;
+      if (seg.fd < 0) await seg.ready;
       if (seg.fd < 0) throw new Error(`commit log file ${seg.filePath} is closed`);
-      await writevAll(seg.fd, bufs, start);
+      // A small batch is copied into the page cache right here (as Java copies into its mapped file): that costs
+      // less than the thread-pool round trip of an async write. Large batches go to the pool so the event loop
+      // never stalls for long.
+      if (end - start <= SYNC_WRITE_MAX_BYTES) writevAllSync(seg.fd, bufs, start);
+      else await writevAll(seg.fd, bufs, start);
       this.stats.writeCalls++;
       this.dirtySegments.add(seg);
     }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { CQ_UNIT_SIZE } from '../config.js';
-import { fdatasync, isOffsetFileName, readFully, readFullySync, writevAll } from '../io.js';
+import { fdatasync, isOffsetFileName, readFully, readFullySync, writevAll, writevAllSync } from '../io.js';
 import { readInt64, writeInt64 } from '../record.js';
 import { Segment } from '../segment.js';
 import type { QueueOffsetCounter } from '../commit-log/commit-log.js';
@@ -16,6 +16,16 @@ const INITIAL_TAIL_ENTRIES = 64;
 const LOAD_READ_BYTES = 1024 * 1024;
 /** Largest gap in queue offsets filled with placeholders; beyond it the entry is refused as corrupt. */
 const MAX_GAP_FILL_ENTRIES = 65536;
+/**
+ * Entries are written to their file behind the dispatch (write-behind), not once per commit-log batch: after
+ * WRITE_BEHIND_MS, or at once when this many are waiting, or when a flush or reader needs them on disk. Java
+ * copies them into a mapped file; one positional write per queue per interval costs about the same. Unwritten
+ * entries stay in the in-memory tail (reads use it) and are rebuilt from the commit log after a crash (the
+ * checkpoint's logicsMsgTimestamp only moves after they are written and synced).
+ */
+const WRITE_BEHIND_MS = 100;
+const WRITE_BEHIND_ENTRIES = 1024;
+const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
 export interface CqEntry {
   commitLogOffset: number;
@@ -45,9 +55,14 @@ export class ConsumeQueue implements QueueOffsetCounter {
   private writtenIndex = 0;
   private syncedIndex = 0;
   private writing = false;
+  private writeTimer: NodeJS.Timeout | null = null;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
   private readonly writeLoopBound = (): void => void this.writeLoop();
+  private readonly writeBehindBound = (): void => {
+    this.writeTimer = null;
+    this.startWriteLoop();
+  };
 
   constructor(
     readonly topic: string,
@@ -212,10 +227,20 @@ export class ConsumeQueue implements QueueOffsetCounter {
     if (commitLogOffset + sizeBytes > this.maxPhysicEnd) this.maxPhysicEnd = commitLogOffset + sizeBytes;
     if (this.nextQueueOffset < this.maxOffset) this.nextQueueOffset = this.maxOffset;
     if (!this.writing) {
-      this.writing = true;
-      queueMicrotask(this.writeLoopBound);
+      if (this.maxOffset - this.writtenIndex >= WRITE_BEHIND_ENTRIES) this.startWriteLoop();
+      else this.writeTimer ??= setTimeout(this.writeBehindBound, WRITE_BEHIND_MS);
     }
     return true;
+  }
+
+  private startWriteLoop(): void {
+    if (this.writeTimer) {
+      clearTimeout(this.writeTimer);
+      this.writeTimer = null;
+    }
+    if (this.writing) return;
+    this.writing = true;
+    queueMicrotask(this.writeLoopBound);
   }
 
   private appendToTail(commitLogOffset: number, sizeBytes: number, tagsCode: number): void {
@@ -249,7 +274,10 @@ export class ConsumeQueue implements QueueOffsetCounter {
         const to = Math.min(this.maxOffset, file.endOffset / CQ_UNIT_SIZE);
         // Copy: the tail may be compacted while the write is in flight.
         const data = Buffer.from(this.tail.subarray((from - this.tailStart) * CQ_UNIT_SIZE, (to - this.tailStart) * CQ_UNIT_SIZE));
-        await writevAll(file.fd, [data], from * CQ_UNIT_SIZE - file.fromOffset);
+        // Small writes (the usual write-behind slice) go straight into the page cache from the event loop:
+        // cheaper than a thread-pool round trip per queue.
+        if (data.length <= SYNC_WRITE_MAX_BYTES) writevAllSync(file.fd, [data], from * CQ_UNIT_SIZE - file.fromOffset);
+        else await writevAll(file.fd, [data], from * CQ_UNIT_SIZE - file.fromOffset);
         this.writtenIndex = to;
       }
     } catch (err) {
@@ -293,11 +321,8 @@ export class ConsumeQueue implements QueueOffsetCounter {
   drainWrites(): Promise<void> {
     if (!this.writing && (this.writtenIndex >= this.maxOffset || this.closed)) return Promise.resolve();
     const done = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    if (!this.writing) {
-      // Behind with no writer running: an earlier write failed; try again.
-      this.writing = true;
-      void this.writeLoop();
-    }
+    // Entries waiting for their write-behind turn (or left by a failed write) are written now.
+    this.startWriteLoop();
     return done;
   }
 
@@ -425,11 +450,15 @@ export class ConsumeQueue implements QueueOffsetCounter {
     await this.drainWrites();
     await this.flush().catch((err) => this.logger.error({ err }, 'consume queue: final flush failed'));
     this.closed = true;
+    if (this.writeTimer) clearTimeout(this.writeTimer);
+    this.writeTimer = null;
     for (const f of this.files) await f.close().catch(() => {});
   }
 
   async destroy(): Promise<void> {
     this.closed = true;
+    if (this.writeTimer) clearTimeout(this.writeTimer);
+    this.writeTimer = null;
     await this.drainWrites();
     for (const f of this.files) await f.close().catch(() => {});
     this.files = [];

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { writevAll } from '../io.js';
+import { writevAll, writevAllSync } from '../io.js';
 import { SysFlag } from '../record.js';
 import { IndexFile, indexFileName, isIndexFileName, type IndexGeometry } from './index-file.js';
 
@@ -46,6 +46,10 @@ export interface IndexRecoveryHint {
 
 /** Slack below the checkpoint time, as Java's StoreCheckpoint.getMinTimestamp. */
 const CHECKPOINT_SLACK_MS = 3000;
+/** Write-behind of index entries (see scheduleWrite). */
+const WRITE_BEHIND_MS = 100;
+const WRITE_BEHIND_KEYS = 2048;
+const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
 export class IndexService {
   /** Oldest first. */
@@ -67,6 +71,10 @@ export class IndexService {
   /** Files holding entries not yet handed to the writer. */
   private unwritten = new Set<IndexFile>();
   private writeScheduled = false;
+  /** Write-behind timer (see scheduleWrite); null when the write is due at once or not scheduled. */
+  private writeTimer: NodeJS.Timeout | null = null;
+  /** Keys added since the writer last took the files' entries. */
+  private unwrittenKeys = 0;
   private writing = false;
   private idleWaiters: Array<() => void> = [];
   private flushing: Promise<number> | null = null;
@@ -205,6 +213,7 @@ export class IndexService {
       file = this.createFile(file);
     }
     this.unwritten.add(file);
+    this.unwrittenKeys++;
     this.scheduleWrite();
     return file;
   }
@@ -228,15 +237,36 @@ export class IndexService {
 
   // ---------------------------------------------------------------- writer
 
-  private scheduleWrite(): void {
-    if (this.writeScheduled || this.writing) return;
+  /**
+   * Entries are written behind the dispatch: WRITE_BEHIND_MS after the first unwritten one, at once when
+   * WRITE_BEHIND_KEYS are waiting or someone drains/flushes (one write per interval instead of one per batch).
+   * Unwritten entries are served from memory and rebuilt from the commit log after a crash.
+   */
+  private scheduleWrite(now = false): void {
+    if (this.writing) return;
+    if (now || this.unwrittenKeys >= WRITE_BEHIND_KEYS) {
+      if (this.writeTimer) {
+        clearTimeout(this.writeTimer);
+        this.writeTimer = null;
+      } else if (this.writeScheduled) {
+        return;
+      }
+      this.writeScheduled = true;
+      setImmediate(this.runWritesBound);
+      return;
+    }
+    if (this.writeScheduled) return;
     this.writeScheduled = true;
-    setImmediate(this.runWritesBound);
+    this.writeTimer = setTimeout(() => {
+      this.writeTimer = null;
+      this.runWritesBound();
+    }, WRITE_BEHIND_MS);
   }
 
   private async runWrites(): Promise<void> {
     this.writeScheduled = false;
     this.writing = true;
+    this.unwrittenKeys = 0;
     try {
       while (this.unwritten.size > 0) {
         // Oldest file first: a roll leaves entries in two files.
@@ -247,7 +277,11 @@ export class IndexService {
           if (!w || !f.hold()) continue;
           try {
             await f.ready;
-            await writevAll(f.fd, w.bufs, w.position);
+            let bytes = 0;
+            for (const b of w.bufs) bytes += b.length;
+            // The usual write-behind slice is small: write it from the event loop (no thread-pool round trip).
+            if (bytes <= SYNC_WRITE_MAX_BYTES) writevAllSync(f.fd, w.bufs, w.position);
+            else await writevAll(f.fd, w.bufs, w.position);
             f.markWritten(w.end);
           } catch (err) {
             // The entries stay readable from memory; indexing stops (Java marks the index as failed).
@@ -270,6 +304,7 @@ export class IndexService {
   /** Resolves once every entry built so far has been written (or failed). */
   drainWrites(): Promise<void> {
     if (!this.writing && !this.writeScheduled) return Promise.resolve();
+    if (this.writeTimer) this.scheduleWrite(true);
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -291,6 +326,7 @@ export class IndexService {
   private async flushOnce(): Promise<number> {
     const covered = this.lastDispatchTimestamp;
     this.flushWanted = false;
+    if (this.writeTimer) this.scheduleWrite(true);
     const plans = [];
     for (const f of this.files) {
       const plan = f.prepareFlush();
