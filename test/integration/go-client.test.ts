@@ -6,7 +6,9 @@ describe('stock Go client (rocketmq-client-go/v2) against rocketmq-ts', () => {
   let server: TestServer;
 
   beforeAll(async () => {
-    server = await startTestServer();
+    // TestTransactionCommitRollbackAndCheck waits for check-backs (every 2 s instead of 30 s); TestSql92Selector
+    // needs SQL92 filtering
+    server = await startTestServer({ transactionCheckInterval: 2000, enablePropertyFilter: true });
   });
   afterAll(async () => {
     await server?.stop();
