@@ -78,3 +78,23 @@ describe(`stock Java client ${NEWEST_5X} (remoting API) against rocketmq-ts`, ()
     expect(res.output, tail(res.output, 40)).not.toMatch(/^SKIP /m);
   });
 });
+
+describe('stock Java client 4.9.8 against rocketmq-ts with autoCreateTopicEnable=false', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer({ autoCreateTopicEnable: false });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  // compat/java NoAutoCreateTopicTest (tag noAutoCreate): an unknown topic fails in the client with
+  // "No route info of this topic" (MQClientException 10005), as with the official brokers; a created topic works
+  it('refuses unknown topics like the official broker', { timeout: 5 * 60_000 }, async () => {
+    const res = await runScript('compat/java/run.sh', ['tag:noAutoCreate', `-Dnamesrv=${server.namesrvAddr}`, '-DautoCreateTopicEnable=false'], 4 * 60_000);
+    expect(res.code, tail(res.output, 80)).toBe(0);
+    expect(res.output, tail(res.output, 40)).toMatch(/^PASS NoAutoCreateTopicTest#/m);
+    expect(res.output, tail(res.output, 40)).not.toMatch(/^SKIP /m);
+  });
+});
