@@ -7,12 +7,14 @@
 //   node compat/store-compat.mjs [--versions=5.3.3,4.9.8] [--directions=official-ours,ours-official]
 //        [--unclean] (also the kill -9 variants: the writer is SIGKILLed instead of stopped)  [--only-unclean]
 //        [--client=4.9.8] [--messages=200] [--ns-port=27876] [--broker-port=27911] [--json=FILE] [--keep]
+//        [--commitlog-size=32768] [--cq-size=400]   (mappedFileSizeCommitLog / mappedFileSizeConsumeQueue of both)
 //
 // Writer and reader use the same ports (so offset msgIds, which hold the store host, stay valid across the move).
-// Both use 64 MiB commit-log files and 600,000-byte consume-queue files (official.sh's sizes). The official store
-// root is DIR/store (official.sh layout: configs in DIR/home/conf, logs in DIR/logs). Run `npm run build` first.
+// Small files by default (32 KiB commit-log files, 20-entry consume-queue files), so a few hundred messages span
+// several files of each kind (file names, BLANK end-of-file records, rolling). The official store root is
+// DIR/store (official.sh layout: configs in DIR/home/conf, logs in DIR/logs). Run `npm run build` first.
 // Exit 0 when every case passed, 1 otherwise, 2 on usage errors. Plain Node >= 20, no dependencies.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -24,8 +26,6 @@ const ROOT = path.resolve(COMPAT, '..');
 const JAVA_RUN = path.join(COMPAT, 'java/run.sh');
 const OFFICIAL = path.join(COMPAT, 'official/official.sh');
 const MAIN = path.join(ROOT, 'dist/main.js');
-const COMMIT_LOG_FILE_SIZE = 67108864;
-const CONSUME_QUEUE_FILE_SIZE = 600000;
 
 function usage(msg) {
   if (msg) console.error(`store-compat: ${msg}`);
@@ -37,6 +37,7 @@ export function parseArgs(argv) {
   const o = {
     versions: '5.3.3,4.9.8', directions: 'official-ours,ours-official', unclean: false, onlyUnclean: false,
     client: '4.9.8', messages: '200', nsPort: '27876', brokerPort: '27911', json: '', keep: false, logDir: '',
+    commitlogSize: '32768', cqSize: '400',
   };
   for (const a of argv) {
     const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
@@ -49,7 +50,7 @@ export function parseArgs(argv) {
     else o[key] = m[2];
   }
   const versions = o.versions.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const v of versions) if (!/^\d+\.\d+\.\d+$/.test(v)) usage(`bad version ${v}`);
+  for (const v of versions) if (!/^\d+\.\d+\.(\d+|x)$/.test(v)) usage(`bad version ${v} (e.g. 4.9.8, 5.3.x)`);
   const directions = o.directions.split(',').map((s) => s.trim()).filter(Boolean);
   for (const d of directions) if (!['official-ours', 'ours-official'].includes(d)) usage(`bad direction ${d}`);
   const variants = o.onlyUnclean ? ['unclean'] : o.unclean ? ['clean', 'unclean'] : ['clean'];
@@ -62,7 +63,11 @@ export function parseArgs(argv) {
   const ns = Number(o.nsPort);
   const broker = Number(o.brokerPort);
   for (const p of [ns, broker]) if (!(p > 1024 && p < 32767)) usage(`ports must be 1025-32766, got ${p}`);
-  return { ...o, cases, ports: { ns, broker }, messages: Number(o.messages) };
+  const commitLogSize = Number(o.commitlogSize);
+  const cqSize = Number(o.cqSize);
+  if (!(Number.isSafeInteger(commitLogSize) && commitLogSize >= 8192)) usage(`bad --commitlog-size ${o.commitlogSize}`);
+  if (!(Number.isSafeInteger(cqSize) && cqSize >= 20 && cqSize % 20 === 0)) usage(`--cq-size must be a multiple of 20, got ${o.cqSize}`);
+  return { ...o, cases, ports: { ns, broker }, messages: Number(o.messages), commitLogSize, cqSize };
 }
 
 export function caseName(c) {
@@ -73,12 +78,14 @@ export function caseName(c) {
 // ------------------------------------------------------------------ processes
 
 const children = new Set();
+/** The server running right now (stopped on SIGINT/SIGTERM). */
+let current = null;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs a command in its own process group, output appended to logFile; resolves { code, output }. */
-function run(cmd, args, { logFile, cwd, timeoutMs = 0, onLine } = {}) {
+function run(cmd, args, { logFile, cwd, env, timeoutMs = 0, onLine } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     children.add(child);
     const log = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
     log?.write(`\n==== ${new Date().toISOString()} ${cmd} ${args.join(' ')}\n`);
@@ -155,14 +162,19 @@ async function awaitPortsFree(ports) {
 
 /** Official namesrv + broker via official.sh on DIR (store root DIR/store). */
 class Official {
-  constructor(version, dir, ports, logFile) {
-    Object.assign(this, { version, dir, ports, logFile, label: `official-${version}` });
+  constructor(version, dir, ports, logFile, sizes) {
+    Object.assign(this, { version, dir, ports, logFile, sizes, label: `official-${version}` });
   }
 
   async start() {
     await awaitPortsFree(this.ports);
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.dir, String(this.ports.ns), String(this.ports.broker)],
-      { logFile: this.logFile, cwd: this.dir });
+      {
+        logFile: this.logFile,
+        cwd: this.dir,
+        // later lines win in broker.properties
+        env: { OFFICIAL_BROKER_EXTRA: `mappedFileSizeCommitLog=${this.sizes.commitLog}\nmappedFileSizeConsumeQueue=${this.sizes.cq}` },
+      });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) throw new Error(`official.sh start ${this.version} failed (exit ${r.code}): ${tail(r.output)}`);
   }
 
@@ -185,8 +197,8 @@ class Official {
 
 /** Our server (node dist/main.js start) on a given store root. */
 class Ours {
-  constructor(storeRoot, ports, logFile) {
-    Object.assign(this, { storeRoot, ports, logFile, label: 'ours', proc: null });
+  constructor(storeRoot, ports, logFile, sizes) {
+    Object.assign(this, { storeRoot, ports, logFile, sizes, label: 'ours', proc: null });
   }
 
   async start() {
@@ -194,7 +206,7 @@ class Ours {
     const args = [MAIN, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
       `--storePathRootDir=${this.storeRoot}`, `--storePathCommitLog=${path.join(this.storeRoot, 'commitlog')}`,
       '--brokerIP1=127.0.0.1', '--brokerName=broker-a', '--brokerClusterName=DefaultCluster',
-      `--mappedFileSizeCommitLog=${COMMIT_LOG_FILE_SIZE}`, `--mappedFileSizeConsumeQueue=${CONSUME_QUEUE_FILE_SIZE}`,
+      `--mappedFileSizeCommitLog=${this.sizes.commitLog}`, `--mappedFileSizeConsumeQueue=${this.sizes.cq}`,
       '--enablePropertyFilter=true'];
     const log = fs.createWriteStream(this.logFile, { flags: 'a' });
     log.write(`\n==== ${new Date().toISOString()} node ${args.join(' ')}\n`);
@@ -290,8 +302,9 @@ export async function runCase(c, opts, baseTmp, logDir, progress = () => {}) {
   const storeRoot = path.join(dir, 'store');
   fs.mkdirSync(storeRoot, { recursive: true });
   const logFile = path.join(logDir, `${slug}.log`);
-  const official = new Official(c.version, dir, opts.ports, logFile);
-  const ours = new Ours(storeRoot, opts.ports, path.join(logDir, `${slug}-ours.log`));
+  const sizes = { commitLog: opts.commitLogSize, cq: opts.cqSize };
+  const official = new Official(c.version, dir, opts.ports, logFile, sizes);
+  const ours = new Ours(storeRoot, opts.ports, path.join(logDir, `${slug}-ours.log`), sizes);
   const [writer, reader] = c.direction === 'official-ours' ? [official, ours] : [ours, official];
   const t0 = Date.now();
   const steps = [];
@@ -304,18 +317,22 @@ export async function runCase(c, opts, baseTmp, logDir, progress = () => {}) {
     }
   };
   let running = null;
+  const use = (srv) => {
+    running = srv;
+    current = srv;
+  };
   let result;
   try {
     progress(`${name}: starting ${writer.label} on ${storeRoot}`);
-    running = writer;
+    use(writer);
     await step(`${writer.label} start`, () => writer.start());
     const p = await step('produce', () => phase('produce', c, work, opts, logFile, progress));
     if (!p.ok) throw new Error(p.reason);
     progress(`${name}: ${c.unclean ? 'SIGKILL to' : 'stopping'} ${writer.label}`);
     await step(`${writer.label} ${c.unclean ? 'kill -9' : 'stop'}`, () => (c.unclean ? writer.kill() : writer.stop()));
-    running = null;
+    use(null);
     progress(`${name}: starting ${reader.label} on the same store`);
-    running = reader;
+    use(reader);
     await step(`${reader.label} start`, () => reader.start());
     const q = await step('consume', () => phase('consume', c, work, opts, logFile, progress));
     if (!q.ok) throw new Error(q.reason);
@@ -324,10 +341,14 @@ export async function runCase(c, opts, baseTmp, logDir, progress = () => {}) {
     result = { name, status: 'FAIL', reason: String(e.message ?? e) };
   } finally {
     if (running) await running.stop().catch((e) => steps.push(`stop failed: ${e.message}`));
+    current = null;
   }
   result.seconds = +((Date.now() - t0) / 1000).toFixed(1);
   result.steps = steps;
   result.store = storeRoot;
+  result.version = c.version;
+  result.direction = c.direction;
+  result.unclean = c.unclean;
   if (!opts.keep && result.status === 'PASS') fs.rmSync(work, { recursive: true, force: true });
   else result.kept = work;
   return result;
@@ -347,6 +368,9 @@ async function main() {
   const baseTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-storecompat-'));
   const onSignal = () => {
     for (const ch of children) killGroup(ch, 'SIGKILL');
+    // official.sh leaves the JVMs running in the background: stop them by their pid files
+    if (current instanceof Official) spawnSync('bash', [OFFICIAL, 'stop', current.dir], { stdio: 'ignore', timeout: 60_000 });
+    if (!opts.keep) fs.rmSync(baseTmp, { recursive: true, force: true });
     process.exit(130);
   };
   process.on('SIGINT', onSignal);
