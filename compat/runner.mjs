@@ -9,12 +9,17 @@
 //            --quick (no restart phases, quietMs=500)  --keep (keep temp stores)  --java4=4.9.8 --java5=5.5.0
 //            --store=clean|all|off (store moves with each official version, compat/store-compat.mjs: rows
 //              store:official-V→ours, store:ours→official-V; all = also the kill -9 variants; default clean)
+//            --side=false (no extra servers: no noAutoCreate scenarios, no diff)  --diff=false (no differential
+//              probe)  --side-only (only the extra servers)
 //
 // Per server: start it on free ports (< 32768) with a temp store; run compat/java/run.sh all with each Java client,
 // compat/go/run.sh, then the restart phases (run.sh restart -Dphase=produce per Java client, restart the server on
-// the same store and ports, -Dphase=consume); stop it. Outcomes come from the harnesses' own lines
-// (`PASS|FAIL|SKIP name` from SummaryListener, `--- PASS|FAIL|SKIP: TestX` from go test -v). A scenario a harness
-// lists but never reported (crash, timeout) counts as FAIL. Known server gaps are passed as -D properties that make
+// the same store and ports, -Dphase=consume); stop it. Before that, the "side" phase: the same server kind started
+// with autoCreateTopicEnable=false runs the noAutoCreate scenarios (run.sh tag:noAutoCreate); for an official server
+// ours is started alongside (also autoCreateTopicEnable=false) and the differential probe (DiffProbeTest) runs
+// against both with the same runId; compat/diff.mjs compares the dumps (rows diff:route, diff:offsets, ...).
+// Outcomes come from the harnesses' own lines (`PASS|FAIL|SKIP name` from SummaryListener, `--- PASS|FAIL|SKIP: TestX`
+// from go test -v). A scenario a harness lists but never reported (crash, timeout) counts as FAIL. Known server gaps are passed as -D properties that make
 // the scenarios skip themselves with a reason (GAPS below). Prints the matrix, writes compat/results/<name>.json
 // (+ raw logs in compat/results/<name>-logs/), exits 1 on any FAIL, 2 on usage errors.
 // Adding a scenario is adding a file: a JUnit class in compat/java/src/test/java/compat/scenarios, a *_test.go in
@@ -26,6 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { caseName as storeCaseName } from './store-compat.mjs';
+import { GROUPS as DIFF_GROUPS, compareDumps, report as diffReport } from './diff.mjs';
 
 const COMPAT = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(COMPAT, '..');
@@ -51,12 +57,15 @@ const GAPS = {
 
 function usage(msg) {
   if (msg) console.error(`runner: ${msg}`);
-  console.error(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 10).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.error(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 12).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { server: 'ours', officialVersion: '4.9.8', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0', store: 'clean' };
+  const o = {
+    server: 'ours', officialVersion: '4.9.8', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0', store: 'clean',
+    side: true, diff: true, sideOnly: false,
+  };
   for (const a of argv) {
     const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
     if (!m) usage(`unexpected argument ${a}`);
@@ -162,14 +171,17 @@ function portFree(port) {
   });
 }
 
-/** Nameserver port N and broker port B (B-2 = VIP, B+1 = HA also free), all below 32768. */
-async function pickPorts() {
+/**
+ * Nameserver port N and broker port B (B-2 = VIP, B+1 = HA also free), all below 32768, none of `exclude`
+ * (ports picked for a server that is not listening yet).
+ */
+async function pickPorts(exclude = []) {
   for (let i = 0; i < 200; i++) {
     const ns = 20000 + Math.floor(Math.random() * 6000);
     const b = ns + 1000 + Math.floor(Math.random() * 5000);
     const all = [ns, b - 2, b - 1, b, b + 1];
-    let ok = true;
-    for (const p of all) if (!(await portFree(p))) ok = false;
+    let ok = !all.some((p) => exclude.includes(p));
+    for (const p of all) if (ok && !(await portFree(p))) ok = false;
     if (ok) return { ns, broker: b };
   }
   throw new Error('no free ports found below 32768');
@@ -177,12 +189,20 @@ async function pickPorts() {
 
 // ------------------------------------------------------------------ servers
 
-/** Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). */
+/** All ports a server uses (for pickPorts' exclude list). */
+const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.broker - 1, ports.broker, ports.broker + 1] : []);
+
+/**
+ * Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). `name` names its store and log
+ * (several may run at once), `extraArgs` are more --key=value settings.
+ */
 class OursServer {
-  constructor(tmp, logDir) {
+  constructor(tmp, logDir, { name = 'ours', extraArgs = [] } = {}) {
     this.label = 'ours';
-    this.store = path.join(tmp, 'store-ours');
-    this.logFile = path.join(logDir, 'server-ours.log');
+    this.name = name;
+    this.extraArgs = extraArgs;
+    this.store = path.join(tmp, `store-${name}`);
+    this.logFile = path.join(logDir, `server-${name}.log`);
     this.proc = null;
   }
 
@@ -192,7 +212,7 @@ class OursServer {
     if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
     fs.mkdirSync(this.store, { recursive: true });
     const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
-      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true'];
+      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;
@@ -260,17 +280,22 @@ class OursServer {
   }
 
   describe() {
-    return `rocketmq-ts (dist/main.js) ns=127.0.0.1:${this.ports.ns} broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
+    return `rocketmq-ts (dist/main.js${this.extraArgs.length ? ` ${this.extraArgs.join(' ')}` : ''}) ` +
+      `ns=127.0.0.1:${this.ports.ns} broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
   }
 }
 
-/** Official Apache RocketMQ through compat/official/official.sh (start/stop on one store dir). */
+/**
+ * Official Apache RocketMQ through compat/official/official.sh (start/stop on one store dir). `name` names its store
+ * and log, `extra` are more broker.properties lines (OFFICIAL_BROKER_EXTRA).
+ */
 class OfficialServer {
-  constructor(version, tmp, logDir) {
+  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '' } = {}) {
     this.version = version;
     this.label = `official-${version}`;
-    this.store = path.join(tmp, `store-official-${version}`);
-    this.logFile = path.join(logDir, `server-official-${version}.log`);
+    this.extra = extra;
+    this.store = path.join(tmp, `store-${name}`);
+    this.logFile = path.join(logDir, `server-${name}.log`);
     this.started = false;
   }
 
@@ -285,7 +310,7 @@ class OfficialServer {
     if (!this.ports) this.ports = await pickPorts();
     fs.mkdirSync(this.store, { recursive: true });
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
-      { logFile: this.logFile });
+      { logFile: this.logFile, env: this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {} });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
       throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     }
@@ -304,7 +329,7 @@ class OfficialServer {
   }
 
   describe() {
-    return `Apache RocketMQ ${this.concrete ?? this.version} (official.sh) ns=127.0.0.1:${this.ports.ns} ` +
+    return `Apache RocketMQ ${this.concrete ?? this.version} (official.sh${this.extra ? `, ${this.extra.replace(/\n/g, ' ')}` : ''}) ns=127.0.0.1:${this.ports.ns} ` +
       `broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
   }
 }
@@ -421,16 +446,16 @@ function goLineParser(onOutcome) {
 
 // ------------------------------------------------------------------ suites
 
+/** `run.sh list` → untagged scenarios (`all`) and the tagged ones by tag (`[tag: ...]` after the name). */
 function javaScenarioList(output) {
-  const all = [];
-  const restart = [];
+  const lists = { all: [], restart: [], noAutoCreate: [], diff: [] };
   for (const l of output.split('\n')) {
-    const m = /^([A-Za-z0-9_]+#[A-Za-z0-9_]+)(\s+\[restart)?/.exec(l.trim());
+    const m = /^([A-Za-z0-9_]+#[A-Za-z0-9_]+)(?:\s+\[(\w+))?/.exec(l.trim());
     // [storecompat: ...] phases belong to compat/store-compat.mjs (a store moved between two servers)
-    if (!m || /\[storecompat/.test(l)) continue;
-    (m[2] ? restart : all).push(m[1]);
+    if (!m || m[2] === 'storecompat') continue;
+    (lists[m[2] ?? 'all'] ?? lists.all).push(m[1]);
   }
-  return { all, restart };
+  return lists;
 }
 
 function goScenarioList() {
@@ -515,6 +540,14 @@ async function main() {
     const col = (client) => `${client} × ${server.label}`;
     const colJava = (jc) => col(`java ${jc.version}`);
     for (const jc of javaClients) results.addColumn(colJava(jc));
+    if (opts.side && javaClients.length) {
+      await runSidePhase({ spec, tmp, logDir, results, javaClients, javaLists, colJava, opts, timed, notes,
+        setCurrent: (s) => { current = s; } });
+    }
+    if (opts.sideOnly || interrupted) {
+      if (interrupted) break;
+      continue;
+    }
     if (opts.clients.includes('go')) results.addColumn(col('go'));
     if (opts.clients.includes('mqadmin')) results.addColumn(col('mqadmin'));
     // every (scenario, column) this server owes an outcome: a setup error marks the missing ones FAIL
@@ -695,6 +728,114 @@ function finishSuite(results, suite, col, expected, seen, r, what) {
 }
 
 /**
+ * The side phase of one server kind: the same kind started with autoCreateTopicEnable=false runs the noAutoCreate
+ * scenarios with every Java client; for an official server ours is started alongside (same setting: the probe
+ * creates its topics with UPDATE_AND_CREATE_TOPIC) and DiffProbeTest runs against both with one runId per client;
+ * compat/diff.mjs compares the two dumps, one matrix row per group (diff:route, ...). Dumps and the diff report stay
+ * in the log dir.
+ */
+async function runSidePhase({ spec, tmp, logDir, results, javaClients, javaLists, colJava, opts, timed, notes, setCurrent }) {
+  const label = spec.kind === 'ours' ? 'ours' : `official-${spec.version}`;
+  const noAuto = 'autoCreateTopicEnable=false';
+  const side = spec.kind === 'ours'
+    ? new OursServer(tmp, logDir, { name: 'ours-noautocreate', extraArgs: [`--${noAuto}`] })
+    : new OfficialServer(spec.version, tmp, logDir, { name: `official-${spec.version}-noautocreate`, extra: noAuto });
+  const probe = javaLists[javaClients[0].id].diff;
+  const ours = spec.kind === 'official' && opts.diff && probe.length
+    ? new OursServer(tmp, logDir, { name: `ours-diff-${spec.version}`, extraArgs: [`--${noAuto}`] })
+    : null;
+  const expected = [];
+  for (const jc of javaClients) {
+    for (const s of javaLists[jc.id].noAutoCreate) expected.push({ suite: 'java', scenario: s, col: colJava(jc) });
+    if (ours) for (const g of DIFF_GROUPS) expected.push({ suite: 'diff', scenario: `diff:${g}`, col: colJava(jc) });
+  }
+  if (!expected.length) return;
+  for (const e of expected) results.expect(e.suite, e.scenario);
+  const servers = [side, ours].filter(Boolean);
+  const stopAll = () => Promise.allSettled(servers.map((s) => s.stop()));
+  setCurrent({ stop: stopAll });
+  const javaRun = (args, logName, onLine) => run('bash', [JAVA_RUN, ...args], { cwd: tmp, logFile: path.join(logDir, logName), onLine });
+  const say = (o) => progress(`  ${o.status} ${o.name}${o.seconds != null ? ` (${o.seconds}s)` : ''}${o.status === 'PASS' ? '' : `: ${o.reason.split('\n')[0]}`}`);
+  try {
+    if (side.prepare) await timed(`${label}: fetch`, () => side.prepare());
+    side.ports = await pickPorts();
+    if (ours) ours.ports = await pickPorts(usedPorts(side.ports));
+    progress(`starting ${label} with ${noAuto}${ours ? ' and ours alongside (differential probe)' : ''}`);
+    const started = await timed(`${label} side: start`, () => Promise.allSettled(servers.map((s) => s.start())));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const s of servers) progress(`up: ${s.describe()}`);
+    const ns = (s) => `-Dnamesrv=127.0.0.1:${s.ports.ns}`;
+
+    for (const jc of javaClients) {
+      const list = javaLists[jc.id].noAutoCreate;
+      if (!list.length) continue;
+      const c = colJava(jc);
+      const seen = new Set();
+      progress(`${c}: run.sh tag:noAutoCreate -D${noAuto}`);
+      const r = await timed(`${c}: noAutoCreate`, () => javaRun(
+        ['tag:noAutoCreate', ns(side), `-Drocketmq.version=${jc.version}`, `-D${noAuto}`],
+        `${label}-${jc.id}-noautocreate.log`,
+        javaLineParser((o) => {
+          seen.add(o.name);
+          results.record('java', o.name, c, o.status, o.reason, o.seconds);
+          say(o);
+        }),
+      ));
+      finishSuite(results, 'java', c, list, seen, r, `run.sh tag:noAutoCreate (client ${jc.version})`);
+    }
+
+    if (ours) {
+      for (const jc of javaClients) {
+        const c = colJava(jc);
+        const runId = `d${Date.now().toString(36)}${jc.id}`;
+        const dumps = {};
+        let failure = '';
+        const t0 = Date.now();
+        for (const [who, s] of [['official', side], ['ours', ours]]) {
+          const file = path.join(logDir, `diff-${label}-${jc.id}-${who}.json`);
+          let outcome = null;
+          progress(`${c}: DiffProbeTest against ${who} (runId ${runId})`);
+          const r = await timed(`${c}: diff probe ${who}`, () => javaRun(
+            [probe.join(','), ns(s), `-Drocketmq.version=${jc.version}`, `-DrunId=${runId}`, `-DdiffOut=${file}`],
+            `${label}-${jc.id}-diff-${who}.log`,
+            javaLineParser((o) => {
+              outcome = o;
+            }),
+          ));
+          if (outcome?.status !== 'PASS' || !fs.existsSync(file)) {
+            failure ||= `probe against ${who} ${outcome ? `${outcome.status}: ${outcome.reason.split('\n')[0]}` : `reported nothing (exit ${r.code}${lastWords(r.output)})`}`;
+            continue;
+          }
+          dumps[who] = JSON.parse(fs.readFileSync(file, 'utf8'));
+        }
+        const seconds = +((Date.now() - t0) / 1000).toFixed(1);
+        if (failure) {
+          for (const g of DIFF_GROUPS) results.record('diff', `diff:${g}`, c, 'FAIL', failure, seconds);
+          progress(`  FAIL diff: ${failure}`);
+          continue;
+        }
+        const cmp = compareDumps(dumps.official, dumps.ours, { officialVersion: side.concrete ?? spec.version });
+        const text = diffReport(cmp);
+        fs.writeFileSync(path.join(logDir, `diff-${label}-${jc.id}.txt`), `${text}\n`);
+        for (const l of text.split('\n')) progress(`  ${l}`);
+        for (const [g, v] of Object.entries(cmp.groups)) results.record('diff', `diff:${g}`, c, v.status, v.reason, seconds);
+      }
+    }
+  } catch (e) {
+    notes.push(`${label} side phase: ${e.message}`);
+    progress(`ERROR ${label} side phase: ${e.message}`);
+    for (const { suite, scenario, col: c } of expected) {
+      if (!results.get(scenario, c)) results.record(suite, scenario, c, 'FAIL', `not run: ${String(e.message).split('\n')[0]}`);
+    }
+  } finally {
+    progress(`stopping the ${label} side servers`);
+    await timed(`${label} side: stop`, stopAll);
+    setCurrent(null);
+  }
+}
+
+/**
  * Store directories moved between the official broker and ours (compat/store-compat.mjs), after the server matrix:
  * per official version official-V→ours and ours→official-V (with --store=all also after kill -9 of the writer), as
  * rows store:… in the column "first Java client × official-V".
@@ -775,7 +916,7 @@ async function runMqadmin(results, c, logDir, timed) {
 
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'go', 'mqadmin', 'store'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'mqadmin', 'store'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));
