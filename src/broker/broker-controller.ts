@@ -196,6 +196,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await client.close();
       await consumerOffsetManager.persistAsync(); // let a periodic save in flight finish: both use the same temp file
       consumerOffsetManager.persist(true);
+      await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
+      await topicConfigManager.saved();
       subscriptionGroupManager.persist();
       topicConfigManager.persist();
       await store.shutdown();

@@ -39,12 +39,13 @@ describe('SubscriptionGroupManager', () => {
     });
   });
 
-  it('auto-creates groups, persists them in Java’s format and reloads them', () => {
+  it('auto-creates groups, persists them in Java’s format and reloads them', async () => {
     const { sgm, dir, file } = manager();
     const before = sgm.dataVersion.counter;
     const g = sgm.findSubscriptionGroupConfig('GID_test');
     expect(g?.groupName).toBe('GID_test');
     expect(sgm.dataVersion.counter).toBe(before + 1);
+    await sgm.saved(); // saved off the event loop
     const text = fs.readFileSync(file, 'utf8');
     const parsed = parseFastjson(text) as Record<string, Record<string, Record<string, unknown>>>;
     expect(Object.keys(parsed)).toEqual(['dataVersion', 'forbiddenTable', 'subscriptionGroupTable']);
@@ -66,6 +67,7 @@ describe('SubscriptionGroupManager', () => {
     });
 
     sgm.updateSubscriptionGroupConfig({ ...newSubscriptionGroupConfig('ORDER'), consumeMessageOrderly: true, retryMaxTimes: 3 });
+    await sgm.saved();
     const { sgm: again } = manager({}, dir);
     again.load();
     expect(again.get('GID_test')?.groupName).toBe('GID_test');
@@ -74,6 +76,7 @@ describe('SubscriptionGroupManager', () => {
 
     expect(again.deleteSubscriptionGroupConfig('ORDER')).toBe(true);
     expect(again.deleteSubscriptionGroupConfig('ORDER')).toBe(false);
+    await again.saved();
     const { sgm: third } = manager({}, dir);
     third.load();
     expect(third.get('ORDER')).toBeUndefined();

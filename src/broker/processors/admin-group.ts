@@ -141,7 +141,11 @@ function queryTopicsByConsumer(ctx: BrokerContext, req: RemotingCommand): Remoti
 }
 
 export function registerAdminGroupProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, (req) => withBodyErrors(() => updateAndCreateSubscriptionGroup(ctx, req)));
+  server.register(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, async (req) => {
+    const res = withBodyErrors(() => updateAndCreateSubscriptionGroup(ctx, req));
+    await ctx.subscriptionGroupManager.saved(); // on disk before the answer, as Java's synchronous persist
+    return res;
+  });
   server.register(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, () => getAllSubscriptionGroup(ctx));
   server.register(RequestCode.DELETE_SUBSCRIPTIONGROUP, (req) => deleteSubscriptionGroup(ctx, req));
   server.register(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, (req) => getSubscriptionGroupConfig(ctx, req));

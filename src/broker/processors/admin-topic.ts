@@ -124,6 +124,7 @@ async function updateAndCreateTopic(ctx: BrokerContext, req: RemotingCommand): P
   if (existing && sameTopicConfig(existing, tc)) return createResponse(ResponseCode.SUCCESS); // idempotent (Java 5.x)
   ctx.logger.info({ topic, readQueueNums, writeQueueNums, perm }, existing ? 'topic updated' : 'topic created');
   ctx.topicConfigManager.upsert(tc);
+  await ctx.topicConfigManager.saved(); // on disk before the answer, as Java's synchronous persist
   try {
     await ctx.registerBrokerAll();
   } catch (err) {
@@ -140,6 +141,7 @@ async function deleteTopic(ctx: BrokerContext, req: RemotingCommand): Promise<Re
     return createResponse(ResponseCode.INVALID_PARAMETER, `The topic[${topic}] is conflict with system topic.`);
   }
   ctx.topicConfigManager.delete(topic);
+  await ctx.topicConfigManager.saved();
   ctx.consumerOffsetManager.removeTopic(topic);
   try {
     await ctx.store.deleteTopic(topic);

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import { loadConfigFile, saveConfigFile } from '../config-file.js';
+import { CoalescingSaver } from '../coalescing-saver.js';
+import { loadConfigFile } from '../config-file.js';
 import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
 
 /**
@@ -169,12 +170,14 @@ export class SubscriptionGroupManager {
   readonly table = new Map<string, SubscriptionGroupConfig>();
   dataVersion: DataVersion = newDataVersion();
   private readonly file: string;
+  private readonly saver: CoalescingSaver;
 
   constructor(
     private readonly config: BrokerConfig,
     private readonly logger: Logger,
   ) {
     this.file = path.join(config.storePathRootDir, 'config', 'subscriptionGroup.json');
+    this.saver = new CoalescingSaver(this.file, () => this.encode(), this.logger, 'subscription groups');
     this.addBuiltInGroups();
   }
 
@@ -256,7 +259,7 @@ export class SubscriptionGroupManager {
 
   private changed(): void {
     bumpDataVersion(this.dataVersion);
-    this.persist();
+    this.saver.request();
   }
 
   /**
@@ -273,11 +276,13 @@ export class SubscriptionGroupManager {
     );
   }
 
+  /** Synchronous save (start-up; shutdown after saved()). Changes are otherwise saved off the event loop. */
   persist(): void {
-    try {
-      saveConfigFile(this.file, this.encode());
-    } catch (err) {
-      this.logger.error({ err, file: this.file }, 'failed to persist subscription groups');
-    }
+    this.saver.saveSync();
+  }
+
+  /** Resolves once every change so far is on disk. */
+  saved(): Promise<void> {
+    return this.saver.idle();
   }
 }

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import { loadConfigFile, saveConfigFile } from '../config-file.js';
+import { CoalescingSaver } from '../coalescing-saver.js';
+import { loadConfigFile } from '../config-file.js';
 import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
 import { Perm, SystemTopic, type TopicConfig, isInherited, newTopicConfig } from './topic-config.js';
 
@@ -10,6 +11,7 @@ export class TopicConfigManager {
   readonly table = new Map<string, TopicConfig>();
   dataVersion: DataVersion = newDataVersion();
   private readonly file: string;
+  private readonly saver: CoalescingSaver;
   private readonly systemTopics = new Set<string>();
 
   constructor(
@@ -19,6 +21,7 @@ export class TopicConfigManager {
     private readonly onChange: () => void = () => undefined,
   ) {
     this.file = path.join(config.storePathRootDir, 'config', 'topics.json');
+    this.saver = new CoalescingSaver(this.file, () => JSON.stringify(this.wrapper(), null, '\t'), this.logger, 'topics');
   }
 
   load(): void {
@@ -124,7 +127,7 @@ export class TopicConfigManager {
 
   private changed(): void {
     bumpDataVersion(this.dataVersion);
-    this.persist();
+    this.saver.request();
     this.onChange();
   }
 
@@ -133,11 +136,13 @@ export class TopicConfigManager {
     return { topicConfigTable: Object.fromEntries(this.table), dataVersion: this.dataVersion };
   }
 
+  /** Synchronous save (start-up; shutdown after saved()). Changes are otherwise saved off the event loop. */
   persist(): void {
-    try {
-      saveConfigFile(this.file, JSON.stringify(this.wrapper(), null, '\t'));
-    } catch (err) {
-      this.logger.error({ err, file: this.file }, 'failed to persist topics');
-    }
+    this.saver.saveSync();
+  }
+
+  /** Resolves once every change so far is on disk. */
+  saved(): Promise<void> {
+    return this.saver.idle();
   }
 }
