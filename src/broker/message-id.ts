@@ -5,7 +5,9 @@ export function createOffsetMessageId(storeHost: HostAddress, commitLogOffset: n
   const buf = Buffer.allocUnsafe(storeHost.ip.length + 12);
   storeHost.ip.copy(buf, 0);
   buf.writeInt32BE(storeHost.port, storeHost.ip.length);
-  buf.writeBigInt64BE(BigInt(commitLogOffset), storeHost.ip.length + 4);
+  // Offsets stay below 2^53: two 32-bit halves instead of a BigInt per message.
+  buf.writeUInt32BE(Math.floor(commitLogOffset / 0x100000000), storeHost.ip.length + 4);
+  buf.writeUInt32BE(commitLogOffset >>> 0, storeHost.ip.length + 8);
   return buf.toString('hex').toUpperCase();
 }
 
@@ -21,8 +23,24 @@ export function decodeOffsetMessageId(msgId: string): { addr: string; commitLogO
   return { addr: `${host}:${port}`, commitLogOffset: offset };
 }
 
-/** Parses "ip:port" (IPv4 or IPv6, with or without brackets) into the record's host layout. */
+const hostCache = new Map<string, HostAddress>();
+const HOST_CACHE_MAX_ENTRIES = 4096;
+
+/**
+ * Parses "ip:port" (IPv4 or IPv6, with or without brackets) into the record's host layout. Every send parses
+ * its peer's and the broker's address, so results are cached (bounded); callers must not modify them.
+ */
 export function parseHostAddress(addr: string): HostAddress {
+  let host = hostCache.get(addr);
+  if (!host) {
+    if (hostCache.size >= HOST_CACHE_MAX_ENTRIES) hostCache.clear();
+    host = parseHostAddressUncached(addr);
+    hostCache.set(addr, host);
+  }
+  return host;
+}
+
+function parseHostAddressUncached(addr: string): HostAddress {
   const idx = addr.lastIndexOf(':');
   let host = idx >= 0 ? addr.slice(0, idx) : addr;
   const port = idx >= 0 ? Number(addr.slice(idx + 1)) || 0 : 0;
