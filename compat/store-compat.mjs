@@ -277,7 +277,9 @@ function tail(s, n = 1500) {
 async function phase(ph, c, work, opts, logFile, progress) {
   const props = [`-Dnamesrv=127.0.0.1:${opts.ports.ns}`, `-Drocketmq.version=${opts.client}`, `-Dphase=${ph}`,
     `-DstateFile=${path.join(work, 'state.properties')}`, `-DstoreMessages=${opts.messages}`,
-    ...(c.unclean ? ['-DstoreUnclean=true'] : [])];
+    ...(c.unclean ? ['-DstoreUnclean=true'] : []),
+    // 4.9.x has no 5.x timer messages (TIMER_DELIVER_MS is just a property there)
+    ...(c.version.startsWith('4.') ? ['-Dtimers=false'] : [])];
   let outcome = null;
   const r = await run('bash', [JAVA_RUN, 'tag:storecompat', ...props], {
     logFile, cwd: work, timeoutMs: 10 * 60_000,

@@ -167,7 +167,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await store.start();
       scheduleMessageService.start();
       // Java creates the TimerMessageStore only with timerWheelEnable; slaves do not dequeue.
-      if (config.timerWheelEnable && config.brokerRole !== 'SLAVE') timerMessageService.start();
+      if (config.timerWheelEnable && config.brokerRole !== 'SLAVE') await timerMessageService.start();
       transactionalMessageService.start();
       if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
       topicConfigManager.persist();

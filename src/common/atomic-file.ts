@@ -5,7 +5,7 @@ import path from 'node:path';
 // keeping the previous file as `.bak` and renaming (Java ConfigManager), so a crash leaves the old or the new
 // version. Periodic saves use the asynchronous form to keep the event loop free; shutdown uses the synchronous one.
 
-export async function saveFileAtomic(file: string, text: string): Promise<void> {
+export async function saveFileAtomic(file: string, text: string | Uint8Array): Promise<void> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
   const fh = await fs.promises.open(tmp, 'w');
@@ -19,12 +19,12 @@ export async function saveFileAtomic(file: string, text: string): Promise<void> 
   await fs.promises.rename(tmp, file);
 }
 
-export function saveFileAtomicSync(file: string, text: string): void {
+export function saveFileAtomicSync(file: string, text: string | Uint8Array): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
   const fd = fs.openSync(tmp, 'w');
   try {
-    fs.writeSync(fd, text);
+    fs.writeFileSync(fd, text);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);

@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
 import { CQ_PLACEHOLDER_SIZE } from '../../store/consume-queue/consume-queue.js';
 import { decodeRecord } from '../../store/record.js';
-import { TIMER_TOPIC } from '../../store/timer-topic.js';
+import { TIMER_OUT_MS, TIMER_TOPIC } from '../../store/timer-topic.js';
+import { getProperty } from '../../common/message-properties.js';
 import type { DispatchedEntry, MessageStore, MessageToStore, PutResult, QueueEntry } from '../../store/types.js';
 import { loadConfigFile } from '../config-file.js';
 import { convertDueMessage } from './timer-convert.js';
@@ -10,6 +12,10 @@ import { type TimerEntry, TimerHeap, entryLe } from './timer-heap.js';
 import { type TimerHookConfig, type TimerRefusal, applyTimerHook, snapTimerPrecisionMs } from './timer-hook.js';
 import { saveFileAtomic, saveFileAtomicSync } from '../../common/atomic-file.js';
 import { BLOCK_ENTRIES, BlockMins, DoneOffsets } from './timer-progress.js';
+import {
+  type JavaTimerCheckpoint, readTimerCheckpoint, saveTimerCheckpoint, saveTimerCheckpointSync, timerCheckpointPath,
+  timerDoneByJava,
+} from './timer-checkpoint.js';
 
 export interface TimerTuning {
   /** Entries due within this much of now are moved from the consume queue into the in-memory heap. */
@@ -97,6 +103,11 @@ export class TimerMessageService {
   private scanTask: Promise<void> | null = null;
   private rollTask: Promise<void> | null = null;
   private persistTask: Promise<void> | null = null;
+  /** Java's config/timercheck, written next to our file for an official broker opening this store. */
+  private readonly checkpointFile: string;
+  private checkpointCounter = 0;
+  /** An official broker's progress, newer than ours: imported at start (timerDoneByJava). */
+  private javaProgress: JavaTimerCheckpoint | undefined;
 
   constructor(
     private readonly config: TimerServiceConfig,
@@ -107,6 +118,7 @@ export class TimerMessageService {
     this.precisionMs = snapTimerPrecisionMs(config.timerPrecisionMs);
     this.tuning = { ...DEFAULT_TIMER_TUNING, ...tuning };
     this.file = path.join(config.storePathRootDir, 'config', 'timerProgress.json');
+    this.checkpointFile = timerCheckpointPath(config.storePathRootDir);
   }
 
   /** The put hook (run before the delay-level hook); a refusal must be answered instead of storing. */
@@ -115,14 +127,30 @@ export class TimerMessageService {
   }
 
   load(): void {
-    const data = loadConfigFile(this.file) as { queueOffset?: unknown; bitmapBase?: unknown; bitmap?: unknown } | undefined;
+    const data = loadConfigFile(this.file) as
+      { queueOffset?: unknown; bitmapBase?: unknown; bitmap?: unknown; updateTimestamp?: unknown } | undefined;
+    const java = readTimerCheckpoint(this.checkpointFile);
+    this.checkpointCounter = java?.counter ?? 0;
+    const ourTimestamp = Number(data?.updateTimestamp ?? 0);
+    // An official 5.x broker ran on this store after us (or we never did): its progress decides.
+    if (java && !(java.timestamp <= (Number.isFinite(ourTimestamp) ? ourTimestamp : 0))) {
+      this.javaProgress = java;
+      this.done = new DoneOffsets(0);
+      return;
+    }
     const low = Number(data?.queueOffset ?? 0);
     if (!data || !Number.isSafeInteger(low) || low < 0) return;
     const base = Number(data.bitmapBase ?? low);
     this.done = DoneOffsets.decode(low, Number.isSafeInteger(base) ? base : low, typeof data.bitmap === 'string' ? data.bitmap : '');
   }
 
-  start(): void {
+  /** Runs synchronously unless an official broker's progress has to be imported first. */
+  async start(): Promise<void> {
+    if (this.javaProgress) {
+      const java = this.javaProgress;
+      this.javaProgress = undefined;
+      await this.importJavaProgress(java);
+    }
     const min = this.store.getMinOffsetInQueue(TIMER_TOPIC, 0);
     const max = this.store.getMaxOffsetInQueue(TIMER_TOPIC, 0);
     if (this.done.low > max) {
@@ -437,17 +465,84 @@ export class TimerMessageService {
     }
   }
 
+  // ---------------------------------------------------------------- official broker hand-over
+
+  /**
+   * Takes over the timer queue from an official 5.x broker (its config/timercheck is newer than our progress):
+   * an entry is done when timerDoneByJava says its wheel slot was dequeued; every other entry is pending. The
+   * official broker's timerlog and timerwheel are then removed: their pending entries are ours now, and an official
+   * broker opening this store later must not replay them (it starts from the timercheck we write).
+   */
+  private async importJavaProgress(java: JavaTimerCheckpoint): Promise<void> {
+    const min = this.store.getMinOffsetInQueue(TIMER_TOPIC, 0);
+    const end = Math.min(java.lastTimerQueueOffset, this.store.getMaxOffsetInQueue(TIMER_TOPIC, 0));
+    const done = new DoneOffsets(min);
+    let doneCount = 0;
+    for (let from = min; from < end;) {
+      const entries = await this.store.getQueueEntries(TIMER_TOPIC, 0, from, Math.min(256, end - from));
+      if (entries.length === 0) break;
+      const records = await Promise.all(entries.map((e) => this.store.lookMessageByOffset(e.commitLogOffset).catch(() => null)));
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        const raw = records[i];
+        if (e.queueOffset >= end || !raw) continue;
+        let outMs = Number.NaN;
+        let storeTimestamp = 0;
+        try {
+          const rec = decodeRecord(raw);
+          outMs = Number(getProperty(rec.propertiesString, TIMER_OUT_MS));
+          storeTimestamp = rec.storeTimestamp;
+        } catch {
+          // unreadable: left pending, delivery drops it with a warning
+        }
+        if (Number.isSafeInteger(outMs) && timerDoneByJava(java, e.queueOffset, outMs, storeTimestamp, this.precisionMs)) {
+          done.set(e.queueOffset);
+          doneCount++;
+        }
+      }
+      from = entries[entries.length - 1]!.queueOffset + 1;
+    }
+    this.done = done;
+    this.persistSync();
+    const root = path.dirname(path.dirname(this.checkpointFile));
+    fs.rmSync(path.join(root, 'timerlog'), { recursive: true, force: true });
+    fs.rmSync(path.join(root, 'timerwheel'), { force: true });
+    this.logger.info(
+      { lastReadTimeMs: java.lastReadTimeMs, lastTimerQueueOffset: java.lastTimerQueueOffset, from: min, to: end, done: doneCount },
+      'timer progress taken over from an official broker (config/timercheck)',
+    );
+  }
+
   // ---------------------------------------------------------------- persistence
 
-  private encode(): string {
-    return JSON.stringify({ ...this.done.encode(), precisionMs: this.precisionMs, updateTimestamp: Date.now() });
+  private encode(now: number): string {
+    return JSON.stringify({ ...this.done.encode(), precisionMs: this.precisionMs, updateTimestamp: now });
+  }
+
+  /**
+   * Java's view of our progress: everything below our lowest pending offset was taken care of, and there is no
+   * timerlog. An official broker re-reads the queue from there (done entries above it are delivered again).
+   */
+  private javaCheckpoint(now: number): JavaTimerCheckpoint {
+    return {
+      lastReadTimeMs: Math.floor(now / this.precisionMs) * this.precisionMs,
+      lastTimerLogFlushPos: 0,
+      lastTimerQueueOffset: this.done.low,
+      masterTimerQueueOffset: this.done.low,
+      stateVersion: 0,
+      timestamp: now,
+      counter: ++this.checkpointCounter,
+    };
   }
 
   private async persist(): Promise<void> {
     this.dirty = false;
-    this.lastPersistMs = Date.now();
+    const now = Date.now();
+    this.lastPersistMs = now;
     try {
-      await saveFileAtomic(this.file, this.encode());
+      // timercheck first: our file carries the same timestamp and so wins over it at our next start
+      await saveTimerCheckpoint(this.checkpointFile, this.javaCheckpoint(now));
+      await saveFileAtomic(this.file, this.encode(now));
     } catch (err) {
       this.dirty = true;
       this.logger.error({ err }, 'failed to persist timer progress');
@@ -456,7 +551,9 @@ export class TimerMessageService {
 
   private persistSync(): void {
     try {
-      saveFileAtomicSync(this.file, this.encode());
+      const now = Date.now();
+      saveTimerCheckpointSync(this.checkpointFile, this.javaCheckpoint(now));
+      saveFileAtomicSync(this.file, this.encode(now));
       this.dirty = false;
     } catch (err) {
       this.logger.error({ err }, 'failed to persist timer progress');

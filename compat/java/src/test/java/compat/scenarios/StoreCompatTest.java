@@ -20,6 +20,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageAccessor;
 import org.apache.rocketmq.common.message.MessageClientIDSetter;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
@@ -46,6 +47,10 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * at or after the committed offsets; the delayed messages arrive exactly once (delayOffset.json, schedule queues).
  * -DstoreUnclean=true (the writer was killed with SIGKILL): committed offsets may lag the recorded ones (they are
  * persisted periodically) and the level-1 delayed message may arrive twice; everything else is as strict.
+ * With a 5.x broker on either side also two timer messages (TIMER_DELIVER_MS; -Dtimers=false skips them): one due
+ * 2 s after sending (delivered by the writer), one due 45 s after sending (after the move); each must arrive
+ * exactly once, the second not before its time (5.x keeps timer progress in config/timercheck + timerlog/timerwheel,
+ * ours in config/timerProgress.json).
  * -DstoreMessages=N (default 200).
  */
 @Tag("storecompat")
@@ -80,6 +85,17 @@ public class StoreCompatTest extends ScenarioBase {
         Message m = new Message(topic, tag(i), key(i) + " alt" + i, bodyOf(i).getBytes(StandardCharsets.UTF_8));
         m.putUserProperty("idx", Integer.toString(i));
         m.putUserProperty("uni", uni(i));
+        return m;
+    }
+
+    private static boolean timers() {
+        return !"false".equalsIgnoreCase(System.getProperty("timers"));
+    }
+
+    private static Message timerMessage(String topic, String key, long deliverMs) {
+        Message m = new Message(topic, "Tm", key, ("timer " + key).getBytes(StandardCharsets.UTF_8));
+        // MessageAccessor: 5.x clients refuse the reserved name in putUserProperty; 4.9.8 has no setDeliverTimeMs
+        MessageAccessor.putProperty(m, "TIMER_DELIVER_MS", Long.toString(deliverMs));
         return m;
     }
 
@@ -126,6 +142,17 @@ public class StoreCompatTest extends ScenarioBase {
         d4.setDelayTimeLevel(4);
         assertSendOk(p.send(d4));
         List<MessageQueue> dmqs = awaitRoute(delayTopic);
+        if (timers()) {
+            String timerTopic = topic("timer");
+            long now = System.currentTimeMillis();
+            assertSendOk(p.send(timerMessage(timerTopic, "t1", now + 2_000)));
+            long t2 = now + 45_000;
+            assertSendOk(p.send(timerMessage(timerTopic, "t2", t2)));
+            List<MessageQueue> tmqs = awaitRoute(timerTopic);
+            await("first timer message delivered", () -> sumMax(p, tmqs) == 1);
+            RestartState.put(S, "timerTopic", timerTopic);
+            RestartState.put(S, "timer2", Long.toString(t2));
+        }
         await("level-1 delayed message delivered", () -> sumMax(p, dmqs) == 1);
 
         DefaultMQPullConsumer pc = pullConsumer(group);
@@ -337,6 +364,48 @@ public class StoreCompatTest extends ScenarioBase {
         } else {
             assertEquals(Integer.valueOf(1), count.get("d1"), "delayed level-1 message deliveries: " + count);
         }
+
+        if (timers()) {
+            String timerTopic = RestartState.get(S, "timerTopic");
+            long t2 = Long.parseLong(RestartState.get(S, "timer2"));
+            List<MessageQueue> tmqs = awaitRoute(timerTopic);
+            DefaultMQPullConsumer tc = pullConsumer(group("t"));
+            Map<String, List<MessageExt>> got = new TreeMap<>();
+            await("second timer message delivered", 120_000, () -> {
+                try {
+                    got.clear();
+                    got.putAll(timerDeliveries(p, tc, tmqs));
+                    return got.containsKey("t2");
+                } catch (Exception | AssertionError e) {
+                    return false;
+                }
+            });
+            sleep(Math.max(QUIET_MS, 3000));
+            got.clear();
+            got.putAll(timerDeliveries(p, tc, tmqs));
+            Map<String, Integer> n2 = new TreeMap<>();
+            got.forEach((k, v) -> n2.put(k, v.size()));
+            assertEquals(Integer.valueOf(1), n2.get("t2"), "second timer message deliveries: " + n2);
+            assertTrue(got.get("t2").get(0).getStoreTimestamp() >= t2, "second timer message stored "
+                + (t2 - got.get("t2").get(0).getStoreTimestamp()) + " ms before its time");
+            if (unclean()) {
+                assertTrue(n2.getOrDefault("t1", 0) >= 1, "first timer message deliveries: " + n2);
+            } else {
+                assertEquals(Integer.valueOf(1), n2.get("t1"), "first timer message deliveries: " + n2);
+            }
+        }
+    }
+
+    private static Map<String, List<MessageExt>> timerDeliveries(DefaultMQProducer p, DefaultMQPullConsumer c,
+                                                                 List<MessageQueue> mqs) throws Exception {
+        Map<String, List<MessageExt>> got = new TreeMap<>();
+        for (MessageQueue mq : mqs) {
+            for (MessageExt m : pullAll(c, mq, "*", p.minOffset(mq), p.maxOffset(mq))) {
+                assertEquals("timer " + m.getKeys(), new String(m.getBody(), StandardCharsets.UTF_8));
+                got.computeIfAbsent(m.getKeys(), k -> new ArrayList<>()).add(m);
+            }
+        }
+        return got;
     }
 
     /** Deliveries per key in the delay topic (bodies checked). */
