@@ -95,7 +95,10 @@ function startServer(storeDir, mode, extra = []) {
         s.namesrvAddr = m[1];
         s.brokerAddr = m[2];
         s.readyMs = Math.round(performance.now() - t0);
-        resolve(s);
+        // stdout and stderr are separate pipes: the recovery log line may still be on its way
+        const waitStart = Date.now();
+        const poll = () => (s.recovery || Date.now() - waitStart > 2000 ? resolve(s) : setTimeout(poll, 20));
+        poll();
       }
     });
     exited.then(({ code, signal }) => {
