@@ -172,8 +172,13 @@ class Official {
       {
         logFile: this.logFile,
         cwd: this.dir,
-        // later lines win in broker.properties
-        env: { OFFICIAL_BROKER_EXTRA: `mappedFileSizeCommitLog=${this.sizes.commitLog}\nmappedFileSizeConsumeQueue=${this.sizes.cq}` },
+        // later lines win in broker.properties. transactionCheckInterval: official.sh's 3 s equals 5.x's
+        // transactionOpBatchInterval (op records are written in 3 s batches), so a check round could find a
+        // transaction the producer had just committed still open and check it again: a second commit
+        env: {
+          OFFICIAL_BROKER_EXTRA: [`mappedFileSizeCommitLog=${this.sizes.commitLog}`,
+            `mappedFileSizeConsumeQueue=${this.sizes.cq}`, 'transactionCheckInterval=10000'].join('\n'),
+        },
       });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) throw new Error(`official.sh start ${this.version} failed (exit ${r.code}): ${tail(r.output)}`);
   }
@@ -207,7 +212,7 @@ class Ours {
       `--storePathRootDir=${this.storeRoot}`, `--storePathCommitLog=${path.join(this.storeRoot, 'commitlog')}`,
       '--brokerIP1=127.0.0.1', '--brokerName=broker-a', '--brokerClusterName=DefaultCluster',
       `--mappedFileSizeCommitLog=${this.sizes.commitLog}`, `--mappedFileSizeConsumeQueue=${this.sizes.cq}`,
-      '--enablePropertyFilter=true'];
+      '--enablePropertyFilter=true', '--transactionCheckInterval=2000'];
     const log = fs.createWriteStream(this.logFile, { flags: 'a' });
     log.write(`\n==== ${new Date().toISOString()} node ${args.join(' ')}\n`);
     const child = spawn(process.execPath, args, { cwd: this.storeRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

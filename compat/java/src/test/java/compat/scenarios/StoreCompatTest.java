@@ -17,7 +17,11 @@ import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.PullResult;
 import org.apache.rocketmq.client.consumer.PullStatus;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageAccessor;
@@ -51,6 +55,9 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * 2 s after sending (delivered by the writer), one due 45 s after sending (after the move); each must arrive
  * exactly once, the second not before its time (5.x keeps timer progress in config/timercheck + timerlog/timerwheel,
  * ours in config/timerProgress.json).
+ * Transactions: x1 committed, x2 left in doubt (the writer's check-backs answer UNKNOW, so its half message is
+ * re-put), x3 rolled back; the reader's check-back must find x2 (half/op topics, CID_RMQ_SYS_TRANS offsets) and
+ * commit it once; x3 never shows.
  * -DstoreMessages=N (default 200).
  */
 @Tag("storecompat")
@@ -142,6 +149,20 @@ public class StoreCompatTest extends ScenarioBase {
         d4.setDelayTimeLevel(4);
         assertSendOk(p.send(d4));
         List<MessageQueue> dmqs = awaitRoute(delayTopic);
+
+        String txTopic = topic("tx");
+        String txGroup = group("txp");
+        TransactionMQProducer tp = transactionProducer(txGroup, false);
+        for (String k : new String[] {"x1", "x2", "x3"}) {
+            assertEquals(SendStatus.SEND_OK,
+                tp.sendMessageInTransaction(new Message(txTopic, "X", k, ("tx " + k).getBytes(StandardCharsets.UTF_8)), null)
+                    .getSendStatus());
+        }
+        List<MessageQueue> xmqs = awaitRoute(txTopic);
+        await("committed transactional message visible", () -> sumMax(p, xmqs) == 1);
+        RestartState.put(S, "txTopic", txTopic);
+        RestartState.put(S, "txGroup", txGroup);
+
         if (timers()) {
             String timerTopic = topic("timer");
             long now = System.currentTimeMillis();
@@ -196,6 +217,38 @@ public class StoreCompatTest extends ScenarioBase {
             }
         }
         return s;
+    }
+
+    /** x1 commits, x2 stays in doubt (UNKNOW) until {@code commitInDoubt}, x3 rolls back. */
+    private TransactionMQProducer transactionProducer(String group, boolean commitInDoubt) throws Exception {
+        TransactionMQProducer tp = new TransactionMQProducer(group);
+        configureProducer(tp);
+        tp.setTransactionListener(new TransactionListener() {
+            @Override
+            public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+                return state(msg.getKeys());
+            }
+
+            @Override
+            public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+                System.out.println("[compat] transaction check-back for " + msg.getKeys());
+                return state(msg.getKeys());
+            }
+
+            private LocalTransactionState state(String key) {
+                switch (key) {
+                    case "x1":
+                        return LocalTransactionState.COMMIT_MESSAGE;
+                    case "x2":
+                        return commitInDoubt ? LocalTransactionState.COMMIT_MESSAGE : LocalTransactionState.UNKNOW;
+                    default:
+                        return LocalTransactionState.ROLLBACK_MESSAGE;
+                }
+            }
+        });
+        tp.start();
+        onClose(tp::shutdown);
+        return tp;
     }
 
     private DefaultMQPullConsumer pullConsumer(String group) throws Exception {
@@ -365,6 +418,29 @@ public class StoreCompatTest extends ScenarioBase {
             assertEquals(Integer.valueOf(1), count.get("d1"), "delayed level-1 message deliveries: " + count);
         }
 
+        // transactions: the reader checks x2 back and commits it; x1 stays once, x3 never shows
+        String txTopic = RestartState.get(S, "txTopic");
+        transactionProducer(RestartState.get(S, "txGroup"), true);
+        List<MessageQueue> xmqs = awaitRoute(txTopic);
+        DefaultMQPullConsumer xc = pullConsumer(group("x"));
+        Map<String, List<MessageExt>> tx = new TreeMap<>();
+        await("in-doubt transaction committed by the check-back", 90_000, () -> {
+            try {
+                tx.clear();
+                tx.putAll(deliveries(p, xc, xmqs, "tx "));
+                return tx.containsKey("x2");
+            } catch (Exception | AssertionError e) {
+                return false;
+            }
+        });
+        sleep(Math.max(QUIET_MS, 3000));
+        Map<String, Integer> nx = new TreeMap<>();
+        deliveries(p, xc, xmqs, "tx ").forEach((k, v) -> nx.put(k, v.size()));
+        Map<String, Integer> wantTx = new TreeMap<>();
+        wantTx.put("x1", 1);
+        wantTx.put("x2", 1);
+        assertEquals(wantTx, nx, "transactional messages in " + txTopic);
+
         if (timers()) {
             String timerTopic = RestartState.get(S, "timerTopic");
             long t2 = Long.parseLong(RestartState.get(S, "timer2"));
@@ -374,7 +450,7 @@ public class StoreCompatTest extends ScenarioBase {
             await("second timer message delivered", 120_000, () -> {
                 try {
                     got.clear();
-                    got.putAll(timerDeliveries(p, tc, tmqs));
+                    got.putAll(deliveries(p, tc, tmqs, "timer "));
                     return got.containsKey("t2");
                 } catch (Exception | AssertionError e) {
                     return false;
@@ -382,7 +458,7 @@ public class StoreCompatTest extends ScenarioBase {
             });
             sleep(Math.max(QUIET_MS, 3000));
             got.clear();
-            got.putAll(timerDeliveries(p, tc, tmqs));
+            got.putAll(deliveries(p, tc, tmqs, "timer "));
             Map<String, Integer> n2 = new TreeMap<>();
             got.forEach((k, v) -> n2.put(k, v.size()));
             assertEquals(Integer.valueOf(1), n2.get("t2"), "second timer message deliveries: " + n2);
@@ -396,12 +472,13 @@ public class StoreCompatTest extends ScenarioBase {
         }
     }
 
-    private static Map<String, List<MessageExt>> timerDeliveries(DefaultMQProducer p, DefaultMQPullConsumer c,
-                                                                 List<MessageQueue> mqs) throws Exception {
+    /** Every message of the queues by key; bodies are {@code bodyPrefix + key}. */
+    private static Map<String, List<MessageExt>> deliveries(DefaultMQProducer p, DefaultMQPullConsumer c,
+                                                            List<MessageQueue> mqs, String bodyPrefix) throws Exception {
         Map<String, List<MessageExt>> got = new TreeMap<>();
         for (MessageQueue mq : mqs) {
             for (MessageExt m : pullAll(c, mq, "*", p.minOffset(mq), p.maxOffset(mq))) {
-                assertEquals("timer " + m.getKeys(), new String(m.getBody(), StandardCharsets.UTF_8));
+                assertEquals(bodyPrefix + m.getKeys(), new String(m.getBody(), StandardCharsets.UTF_8));
                 got.computeIfAbsent(m.getKeys(), k -> new ArrayList<>()).add(m);
             }
         }
