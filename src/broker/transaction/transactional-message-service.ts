@@ -188,7 +188,14 @@ export class TransactionalMessageService {
 
   /** Half queues to check: the half topic's read queues (Java fetchMessageQueues). */
   halfQueueIds(): number[] {
-    const tc = this.deps.topicConfigManager.get(HALF_TOPIC);
+    let tc = this.deps.topicConfigManager.get(HALF_TOPIC);
+    // Half messages stored but no topic config: topics.json lags the store (an official broker killed before it
+    // saved the half topic it had created). Java's check pass creates the config (TransactionalMessageBridge
+    // .selectTopicConfig); so do we, only when there is something to check.
+    if (!tc && this.deps.store.getQueueIds(HALF_TOPIC).length > 0) {
+      this.ensureHalfTopic();
+      tc = this.deps.topicConfigManager.get(HALF_TOPIC);
+    }
     if (!tc) return [];
     return Array.from({ length: Math.max(0, tc.readQueueNums) }, (_, i) => i);
   }

@@ -50,7 +50,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * UNIQ_KEY and view by offsetMsgId (index files, commit-log offsets); a push consumer in G gets exactly the messages
  * at or after the committed offsets; the delayed messages arrive exactly once (delayOffset.json, schedule queues).
  * -DstoreUnclean=true (the writer was killed with SIGKILL): committed offsets may lag the recorded ones (they are
- * persisted periodically) and the level-1 delayed message may arrive twice; everything else is as strict.
+ * persisted periodically), the delayed/timer message delivered before the kill and the committed transactions may
+ * arrive twice (progress and op records not yet written); nothing may be missing, early or rolled back visible.
  * With a 5.x broker on either side also two timer messages (TIMER_DELIVER_MS; -Dtimers=false skips them): one due
  * 2 s after sending (delivered by the writer), one due 45 s after sending (after the move); each must arrive
  * exactly once, the second not before its time (5.x keeps timer progress in config/timercheck + timerlog/timerwheel,
@@ -436,10 +437,17 @@ public class StoreCompatTest extends ScenarioBase {
         sleep(Math.max(QUIET_MS, 3000));
         Map<String, Integer> nx = new TreeMap<>();
         deliveries(p, xc, xmqs, "tx ").forEach((k, v) -> nx.put(k, v.size()));
-        Map<String, Integer> wantTx = new TreeMap<>();
-        wantTx.put("x1", 1);
-        wantTx.put("x2", 1);
-        assertEquals(wantTx, nx, "transactional messages in " + txTopic);
+        if (unclean()) {
+            // a killed official 5.x broker loses the op records of its last ~3 s (written in batches): the
+            // reader checks those transactions back again, and the producer commits x1 a second time
+            assertTrue(nx.keySet().equals(new java.util.TreeSet<>(java.util.Arrays.asList("x1", "x2"))),
+                "transactional messages in " + txTopic + ": " + nx);
+        } else {
+            Map<String, Integer> wantTx = new TreeMap<>();
+            wantTx.put("x1", 1);
+            wantTx.put("x2", 1);
+            assertEquals(wantTx, nx, "transactional messages in " + txTopic);
+        }
 
         if (timers()) {
             String timerTopic = RestartState.get(S, "timerTopic");
