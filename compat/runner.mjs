@@ -57,7 +57,10 @@ const GAPS = {
 
 function usage(msg) {
   if (msg) console.error(`runner: ${msg}`);
-  console.error(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 12).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  // the header comment up to its first empty line: usage and options
+  const head = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  const end = head.indexOf('//', 3);
+  console.error(head.slice(1, end > 0 ? end : 12).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(2);
 }
 
