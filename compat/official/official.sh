@@ -257,6 +257,10 @@ waitTimeMillsInSendQueue=5000
 osPageCacheBusyTimeOutMills=5000
 # transaction check-back every 3 s instead of 60 s (4.9.x) / 30 s (5.x): keeps check scenarios short
 transactionCheckInterval=3000
+# 5.x writes transaction op records in batches every transactionOpBatchInterval (3 s): with a 3 s check round a
+# just-committed half message can be checked (and committed) again, so its message is delivered twice; 4.9.x
+# ignores the key
+transactionOpBatchInterval=200
 # SQL92 property filters (MessageSelector.bySql) need this; off by default in the official broker
 enablePropertyFilter=true
 ${OFFICIAL_BROKER_EXTRA:-}
