@@ -9,6 +9,8 @@
 //
 // Options: --quick  --only=official|ours  --scenarios=sync1,sync16,sync64,async,batch16,size64k,consume,e2e
 //          --profile (ours runs with --cpu-prof; its numbers then include profiler overhead)  --no-limits  --keep
+//          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
+//          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
 // Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 2; quick 1)
 //          BENCH_CONSUME_MSGS (backlog, 50000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 15; quick 4)
 //          BENCH_E2E_RATE (msg/s, 1000)  BENCH_ASYNC_INFLIGHT (256)
@@ -38,7 +40,7 @@ if (flag('help') || flag('h')) {
   process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
-const known = ['quick', 'profile', 'no-limits', 'keep', 'help', 'only', 'scenarios'];
+const known = ['quick', 'profile', 'no-limits', 'no-store', 'keep', 'help', 'only', 'scenarios'];
 for (const a of argv) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!a.startsWith('--') || !known.includes(name)) { process.stderr.write(`bench: unknown argument ${a} (see --help)\n`); process.exit(2); }
@@ -556,6 +558,19 @@ async function main() {
     if (flag('keep')) process.stdout.write(`kept stores and logs in ${work}\n`);
     else fs.rmSync(work, { recursive: true, force: true });
   }
+  if (!flag('no-store') && SERVERS.includes('ours')) await storeBench();
+}
+
+/** The store part (issue: flush modes and recovery time): bench/store-recovery.mjs with this run's mode. */
+function storeBench() {
+  const args = [path.join(HERE, 'store-recovery.mjs'), '--full-rescan',
+    ...(QUICK ? ['--size=256MiB', '--seconds=1'] : ['--size=2GiB', '--seconds=3'])];
+  process.stdout.write(`\n[store] node ${args.map((a) => path.relative(ROOT, a) || a).join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, args, { stdio: 'inherit', cwd: ROOT });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`store-recovery.mjs exited with ${code}`))));
+  });
 }
 
 main().catch((e) => {
