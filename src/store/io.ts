@@ -31,24 +31,29 @@ function writevOnce(fd: number, bufs: Buffer[], position: number): Promise<numbe
   });
 }
 
+/** The part of `bufs` after its first `skip` bytes (after a short write). */
+function remainingBuffers(bufs: Buffer[], skip: number): Buffer[] {
+  const rest: Buffer[] = [];
+  let left = skip;
+  for (const b of bufs) {
+    if (left >= b.length) {
+      left -= b.length;
+      continue;
+    }
+    rest.push(left > 0 ? b.subarray(left) : b);
+    left = 0;
+  }
+  return rest;
+}
+
 /** Positional gather write of all bytes (loops on short writes). */
 export async function writevAll(fd: number, bufs: Buffer[], position: number): Promise<void> {
   let total = 0;
   for (const b of bufs) total += b.length;
   let written = await writevOnce(fd, bufs, position);
   while (written < total) {
-    // Short write (rare on regular files): rebuild the remaining buffer list and continue.
-    const rest: Buffer[] = [];
-    let skip = written;
-    for (const b of bufs) {
-      if (skip >= b.length) {
-        skip -= b.length;
-        continue;
-      }
-      rest.push(skip > 0 ? b.subarray(skip) : b);
-      skip = 0;
-    }
-    const n = await writevOnce(fd, rest, position + written);
+    // Short write (rare on regular files): continue with what is left.
+    const n = await writevOnce(fd, remainingBuffers(bufs, written), position + written);
     if (n === 0) throw new Error('writev wrote 0 bytes');
     written += n;
   }
@@ -60,17 +65,7 @@ export function writevAllSync(fd: number, bufs: Buffer[], position: number): voi
   for (const b of bufs) total += b.length;
   let written = fs.writevSync(fd, bufs, position);
   while (written < total) {
-    const rest: Buffer[] = [];
-    let skip = written;
-    for (const b of bufs) {
-      if (skip >= b.length) {
-        skip -= b.length;
-        continue;
-      }
-      rest.push(skip > 0 ? b.subarray(skip) : b);
-      skip = 0;
-    }
-    const n = fs.writevSync(fd, rest, position + written);
+    const n = fs.writevSync(fd, remainingBuffers(bufs, written), position + written);
     if (n === 0) throw new Error('writev wrote 0 bytes');
     written += n;
   }
