@@ -88,7 +88,13 @@ export class DefaultMessageStore implements MessageStore {
       }, logger)
       : null;
     this.dispatcher = new Dispatcher(this.cqStore, logger, parseDelayLevels(config.messageDelayLevel), this.indexService);
-    this.commitLog = new CommitLog(config, logger, (entries) => this.dispatcher.dispatchWritten(entries));
+    this.commitLog = new CommitLog(config, logger, (entries) => this.dispatcher.dispatchWritten(entries), () => {
+      // Disk full: the refused puts' queue offsets are handed back (nothing past a queue's dispatched end was
+      // acknowledged), and puts are refused until the disk guard measures space again.
+      for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
+      this.cleaner.diskFull = true;
+      void this.cleaner.checkDiskSpace();
+    });
     this.abortFile = new AbortFile(path.join(config.storePathRootDir, 'abort'));
     this.maxRecordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
     this.getCtx = {

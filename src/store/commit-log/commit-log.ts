@@ -3,6 +3,7 @@
 // into the tail cache and written by a single writer loop that takes everything appended since its last
 // write as one batch (group commit): one writev per segment, then under SYNC_FLUSH one fdatasync, then the
 // batch's records are handed to the dispatcher and the waiting puts are resolved.
+import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { MessageToStore, PutResult, PutStatus } from '../types.js';
 import { indexKeysOf, type WrittenRecord } from '../dispatcher.js';
@@ -86,6 +87,11 @@ export class CommitLog {
     private readonly logger: Logger,
     /** Called with a written (and, under SYNC_FLUSH, flushed) batch's queued records, in log order. */
     private readonly onWritten: (entries: WrittenRecord[]) => void,
+    /**
+     * Called after a write found the disk full and the log rewound to its written end (see rewindNoSpace): the
+     * owner hands queue offsets back and refuses puts until the disk guard sees space again.
+     */
+    private readonly onNoSpace: () => void = () => undefined,
   ) {
     this.segmentSize = config.mappedFileSizeCommitLog;
     this.cache = new TailCache(config.commitLogTailCacheBytes);
@@ -252,6 +258,10 @@ export class CommitLog {
           await this.writeOps(ops);
         } catch (err) {
           this.pendingBytes -= bytes;
+          if ((err as NodeJS.ErrnoException).code === 'ENOSPC' && !this.failure) {
+            this.rewindNoSpace(err as Error, ops, waiters);
+            continue;
+          }
           this.fail(err as Error, waiters);
           continue;
         }
@@ -341,6 +351,39 @@ export class CommitLog {
       ? 'CREATE_MAPPED_FILE_FAILED'
       : 'UNKNOWN_ERROR';
     for (const w of waiters) w.resolve({ ...w.result, status, remark: err.message });
+  }
+
+  /**
+   * The disk is full (ENOSPC): nothing from `writtenOffset` on was acknowledged, so the log goes back there
+   * instead of stopping for good. Every put of this batch and of those queued behind it is answered
+   * SERVICE_NOT_AVAILABLE; bytes that did reach the file are zeroed (page by page, best effort: a page that
+   * cannot be written was never allocated and reads as zeros) so recovery never mistakes them for records; the
+   * owner hands the queue offsets back (onNoSpace). Java would take SIGBUS writing into its mapped file here.
+   */
+  private rewindNoSpace(err: Error, ops: WriteOp[], waiters: Waiter[]): void {
+    const all = [...waiters, ...this.waiters];
+    this.ops = [];
+    this.waiters = [];
+    this.entries = [];
+    this.pendingBytes = 0;
+    this.writeOffset = this.writtenOffset;
+    this.cache.truncate(this.writtenOffset);
+    const zeros = Buffer.alloc(4096);
+    for (const op of ops) {
+      if (op.seg.fd < 0) continue;
+      for (let at = 0; at < op.buf.length; at += zeros.length) {
+        const n = Math.min(zeros.length, op.buf.length - at);
+        try {
+          fs.writeSync(op.seg.fd, zeros, 0, n, op.filePos + at);
+        } catch {
+          // not allocated: nothing to clear
+        }
+      }
+    }
+    this.logger.error({ err: err.message, offset: this.writtenOffset, refused: all.length },
+      'commit log: disk full, the unwritten puts are refused and the log rewound to its written end');
+    this.onNoSpace();
+    for (const w of all) w.resolve({ ...w.result, status: 'SERVICE_NOT_AVAILABLE', remark: `disk full: ${err.message}` });
   }
 
   /** Resolves when every append so far has been written (or failed). */

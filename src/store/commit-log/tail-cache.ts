@@ -77,6 +77,22 @@ export class TailCache {
     }
   }
 
+  /** Forgets everything reserved at or beyond `offset` (the log rewound there). */
+  truncate(offset: number): void {
+    while (this.chunks.length > this.head) {
+      const c = this.chunks[this.chunks.length - 1]!;
+      if (c.base >= offset) {
+        this.retainedBytes -= c.used;
+        this.chunks.pop();
+        continue;
+      }
+      const keep = Math.max(0, Math.min(c.used, offset - c.base));
+      this.retainedBytes -= c.used - keep;
+      c.used = keep;
+      break;
+    }
+  }
+
   /** Forgets everything (recovery repositions the log). */
   clear(): void {
     this.chunks = [];
