@@ -358,7 +358,7 @@ export class CommitLog {
    * instead of stopping for good. Every put of this batch and of those queued behind it is answered
    * SERVICE_NOT_AVAILABLE; bytes that did reach the file are zeroed (page by page, best effort: a page that
    * cannot be written was never allocated and reads as zeros) so recovery never mistakes them for records; the
-   * owner hands the queue offsets back (onNoSpace). Java would take SIGBUS writing into its mapped file here.
+   * owner hands the queue offsets back (onNoSpace). (A store writing through sparse mapped files gets SIGBUS here.)
    */
   private rewindNoSpace(err: Error, ops: WriteOp[], waiters: Waiter[]): void {
     const all = [...waiters, ...this.waiters];
