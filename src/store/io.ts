@@ -13,6 +13,29 @@ export function closeFile(fd: number): Promise<void> {
   });
 }
 
+/** A file whose descriptor opens asynchronously (`fd` is -1 until `ready`, and again once closed). */
+export interface OpeningFile {
+  fd: number;
+  readonly ready: Promise<void>;
+}
+
+/** Closes `f`'s descriptor once its open has settled (shared by segments and index files). */
+export async function closeOpeningFile(f: OpeningFile): Promise<void> {
+  await f.ready.catch(() => {});
+  if (f.fd >= 0) {
+    const fd = f.fd;
+    f.fd = -1;
+    await closeFile(fd);
+  }
+}
+
+export function closeOpeningFileSync(f: OpeningFile): void {
+  if (f.fd >= 0) {
+    fs.closeSync(f.fd);
+    f.fd = -1;
+  }
+}
+
 export function ftruncate(fd: number, len: number): Promise<void> {
   return new Promise((resolve, reject) => {
     fs.ftruncate(fd, len, (err) => (err ? reject(err) : resolve()));

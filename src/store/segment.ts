@@ -2,7 +2,7 @@
 // consume-queue files.
 import fs from 'node:fs';
 import path from 'node:path';
-import { closeFile, ftruncate, openFile, offsetToFileName, RW, RW_CREATE } from './io.js';
+import { closeFile, closeOpeningFile, closeOpeningFileSync, ftruncate, openFile, offsetToFileName, RW, RW_CREATE } from './io.js';
 
 export class Segment {
   /** Open descriptor, or -1 until `ready` resolves. */
@@ -101,20 +101,12 @@ export class Segment {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.ready.catch(() => {});
-    if (this.fd >= 0) {
-      const fd = this.fd;
-      this.fd = -1;
-      await closeFile(fd);
-    }
+    await closeOpeningFile(this);
   }
 
   closeSync(): void {
     this.closed = true;
-    if (this.fd >= 0) {
-      fs.closeSync(this.fd);
-      this.fd = -1;
-    }
+    closeOpeningFileSync(this);
   }
 
   async destroy(): Promise<void> {

@@ -13,7 +13,7 @@
 // it. Read-only (full) files are read with small positional reads.
 import fs from 'node:fs';
 import path from 'node:path';
-import { closeFile, fdatasync, ftruncate, openFile, readFully, readFullySync, RW, RW_CREATE, writevAll } from '../io.js';
+import { closeFile, closeOpeningFile, closeOpeningFileSync, fdatasync, ftruncate, openFile, readFully, readFullySync, RW, RW_CREATE, writevAll } from '../io.js';
 import { readInt64, writeInt64 } from '../record.js';
 import { javaStringHashCode } from '../../common/java-hash.js';
 
@@ -526,20 +526,12 @@ export class IndexFile {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.ready.catch(() => {});
-    if (this.fd >= 0) {
-      const fd = this.fd;
-      this.fd = -1;
-      await closeFile(fd);
-    }
+    await closeOpeningFile(this);
   }
 
   closeSync(): void {
     this.closed = true;
-    if (this.fd >= 0) {
-      fs.closeSync(this.fd);
-      this.fd = -1;
-    }
+    closeOpeningFileSync(this);
   }
 }
 
