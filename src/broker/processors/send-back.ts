@@ -1,15 +1,14 @@
-import { javaStringHashCode } from '../../common/java-hash.js';
-import { MessageConst, encodeProperties, parseProperties } from '../../common/message-properties.js';
+import { MessageConst, parseProperties } from '../../common/message-properties.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { RemotingServer } from '../../remoting/server.js';
 import { decodeRecord } from '../../store/record.js';
-import type { MessageToStore } from '../../store/types.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, parseHostAddress } from '../message-id.js';
 import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';
 import { Perm, isWriteable, retryTopic } from '../topic/topic-config.js';
+import { messageFromRecord } from '../stored-message.js';
 
 /**
  * CONSUMER_SEND_MSG_BACK (36): a consumer gives a message back; it goes to `%RETRY%<group>` with the next
@@ -67,23 +66,7 @@ async function sendBack(ctx: BrokerContext, req: RemotingCommand): Promise<Remot
   // UNIQ_KEY); kept through later send-backs.
   if (!props.get(MessageConst.ORIGIN_MESSAGE_ID)) props.set(MessageConst.ORIGIN_MESSAGE_ID, origOffsetMsgId);
 
-  const tags = props.get(MessageConst.TAGS);
-  const msg: MessageToStore = {
-    topic,
-    queueId,
-    flag: orig.flag,
-    body: Buffer.from(orig.body),
-    propertiesString: encodeProperties(props),
-    tagsCode: tags ? javaStringHashCode(tags) : 0,
-    keys: props.get(MessageConst.KEYS),
-    uniqKey: props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
-    sysFlag: orig.sysFlag,
-    bornTimestamp: orig.bornTimestamp,
-    bornHost: orig.bornHost,
-    storeHost,
-    reconsumeTimes: orig.reconsumeTimes + 1,
-    preparedTransactionOffset: orig.preparedTransactionOffset,
-  };
+  const msg = messageFromRecord(orig, topic, queueId, props, { storeHost, reconsumeTimes: orig.reconsumeTimes + 1 });
   // Java runs the same put hook: with a DELAY level it drops TIMER_* properties copied from a timer message.
   const refused = ctx.timerMessageService?.applyTimer(msg);
   if (refused) return createResponse(ResponseCode.SYSTEM_ERROR, refused.status); // Java: any failed put → SYSTEM_ERROR

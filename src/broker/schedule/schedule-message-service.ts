@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { javaStringHashCode } from '../../common/java-hash.js';
 import type { Logger } from '../../common/logger.js';
 import { MessageConst, getProperty, parseProperties, encodeProperties } from '../../common/message-properties.js';
 import { decodeRecord } from '../../store/record.js';
 import type { DispatchedEntry, MessageStore, MessageToStore } from '../../store/types.js';
 import { loadConfigFile, saveConfigFile } from '../config-file.js';
 import { SystemTopic } from '../topic/topic-config.js';
+import { messageFromRecord } from '../stored-message.js';
 
 const TRANSACTION_TYPE_MASK = 0xc;
 const TRANSACTION_PREPARED = 0x4;
@@ -165,23 +165,7 @@ export class ScheduleMessageService {
     props.delete('TIMER_DELIVER_MS');
     props.delete('TIMER_DELAY_SEC');
     props.set(MessageConst.WAIT_STORE_MSG_OK, 'false');
-    const tags = props.get(MessageConst.TAGS);
-    const msg: MessageToStore = {
-      topic: realTopic,
-      queueId: realQid,
-      flag: rec.flag,
-      body: Buffer.from(rec.body),
-      propertiesString: encodeProperties(props),
-      tagsCode: tags ? javaStringHashCode(tags) : 0,
-      keys: props.get(MessageConst.KEYS),
-      uniqKey: props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
-      sysFlag: rec.sysFlag,
-      bornTimestamp: rec.bornTimestamp,
-      bornHost: rec.bornHost,
-      storeHost: rec.storeHost,
-      reconsumeTimes: rec.reconsumeTimes,
-      preparedTransactionOffset: rec.preparedTransactionOffset,
-    };
+    const msg = messageFromRecord(rec, realTopic, realQid, props);
     const result = await this.store.putMessage(msg);
     if (result.status !== 'PUT_OK' && result.status !== 'FLUSH_DISK_TIMEOUT') {
       this.logger.warn({ status: result.status, topic: realTopic }, 'delivering a delayed message failed');

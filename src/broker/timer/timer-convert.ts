@@ -1,9 +1,10 @@
 import { javaStringHashCode } from '../../common/java-hash.js';
-import { MessageConst, encodeProperties, parseProperties } from '../../common/message-properties.js';
+import { MessageConst, parseProperties } from '../../common/message-properties.js';
 import type { DecodedRecord } from '../../store/record.js';
 import { TIMER_TOPIC, timerActionMs } from '../../store/timer-topic.js';
 import type { MessageToStore } from '../../store/types.js';
 import { JAVA_LONG_MAX } from './timer-hook.js';
+import { messageFromRecord } from '../stored-message.js';
 
 /**
  * The message to put for a parked record whose action time has come (Java TimerMessageStore.convert +
@@ -45,22 +46,6 @@ export function convertDueMessage(
     const tags = props.get(MessageConst.TAGS);
     tagsCode = tags ? javaStringHashCode(tags) : 0;
   }
-  const msg: MessageToStore = {
-    topic,
-    queueId,
-    flag: rec.flag,
-    // A copy: the record may be a view of the commit log's tail cache.
-    body: Buffer.from(rec.body),
-    propertiesString: encodeProperties(props),
-    tagsCode,
-    keys: props.get(MessageConst.KEYS),
-    uniqKey: props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
-    sysFlag: rec.sysFlag,
-    bornTimestamp: rec.bornTimestamp,
-    bornHost: rec.bornHost,
-    storeHost: rec.storeHost,
-    reconsumeTimes: rec.reconsumeTimes,
-    preparedTransactionOffset: 0,
-  };
+  const msg = messageFromRecord(rec, topic, queueId, props, { tagsCode, preparedTransactionOffset: 0 });
   return { msg, roll };
 }

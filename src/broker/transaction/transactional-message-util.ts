@@ -6,6 +6,7 @@ import { MessageConst, encodeProperties, getProperty, parseProperties } from '..
 import { SysFlag, type DecodedRecord } from '../../store/record.js';
 import type { MessageToStore } from '../../store/types.js';
 import { SystemTopic } from '../topic/topic-config.js';
+import { messageFromRecord } from '../stored-message.js';
 
 export const HALF_TOPIC = SystemTopic.TRANS_HALF;
 export const OP_TOPIC = SystemTopic.TRANS_OP_HALF;
@@ -90,22 +91,11 @@ export function finalMessageFromHalf(half: DecodedRecord): MessageToStore | stri
     props.delete(MessageConst.TRANSACTION_PREPARED);
     propertiesString = encodeProperties(props);
   }
-  return {
-    topic: realTopic,
-    queueId: realQid,
-    flag: half.flag,
-    body: Buffer.from(half.body),
+  return messageFromRecord(half, realTopic, realQid, props, {
     propertiesString,
-    tagsCode: tagsCodeOf(props),
-    keys: props.get(MessageConst.KEYS),
-    uniqKey: props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
     sysFlag: resetTransactionValue(half.sysFlag, TransactionType.COMMIT),
-    bornTimestamp: half.bornTimestamp,
-    bornHost: half.bornHost,
-    storeHost: half.storeHost,
-    reconsumeTimes: half.reconsumeTimes,
     preparedTransactionOffset: half.commitLogOffset,
-  };
+  });
 }
 
 /**
@@ -114,22 +104,7 @@ export function finalMessageFromHalf(half: DecodedRecord): MessageToStore | stri
  * the copy (so a commit answered to a check loses the message flag); we copy them.
  */
 export function renewHalfMessage(half: DecodedRecord, props: Map<string, string>): MessageToStore {
-  return {
-    topic: half.topic,
-    queueId: half.queueId,
-    flag: half.flag,
-    body: Buffer.from(half.body),
-    propertiesString: encodeProperties(props),
-    tagsCode: tagsCodeOf(props),
-    keys: props.get(MessageConst.KEYS),
-    uniqKey: props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
-    sysFlag: half.sysFlag,
-    bornTimestamp: half.bornTimestamp,
-    bornHost: half.bornHost,
-    storeHost: half.storeHost,
-    reconsumeTimes: half.reconsumeTimes,
-    preparedTransactionOffset: 0,
-  };
+  return messageFromRecord(half, half.topic, half.queueId, props, { preparedTransactionOffset: 0 });
 }
 
 /** Op message body for one finished half offset (5.x layout). */
