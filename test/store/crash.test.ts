@@ -1,31 +1,12 @@
 // kill -9 of a process that is storing messages: every put it acknowledged must be there after recovery.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord } from '../../src/store/index.js';
-import { makeMessage, makeTempDir, openStore, removeDir } from './helpers.js';
+import { buildStoreChild, makeMessage, makeTempDir, openStore, removeDir } from './helpers.js';
 
-const repo = path.resolve(import.meta.dirname, '../..');
 let build: string;
-
-// The child runs plain JS: transpile the store (and what it imports) without type checking.
-function transpileTree(srcDir: string, outDir: string): void {
-  for (const entry of fs.readdirSync(srcDir, { withFileTypes: true })) {
-    const from = path.join(srcDir, entry.name);
-    if (entry.isDirectory()) {
-      transpileTree(from, path.join(outDir, entry.name));
-    } else if (entry.name.endsWith('.ts')) {
-      const out = ts.transpileModule(fs.readFileSync(from, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      });
-      fs.mkdirSync(outDir, { recursive: true });
-      fs.writeFileSync(path.join(outDir, entry.name.replace(/\.ts$/, '.js')), out.outputText);
-    }
-  }
-}
 
 const CHILD = `
 import { DefaultMessageStore } from './store/message-store.js';
@@ -51,10 +32,8 @@ for (let p = 0; p < 16; p++) void producer();
 `;
 
 beforeAll(() => {
-  build = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-crash-build-'));
-  transpileTree(path.join(repo, 'src/store'), path.join(build, 'store'));
-  transpileTree(path.join(repo, 'src/common'), path.join(build, 'common'));
-  fs.writeFileSync(path.join(build, 'child.mjs'), CHILD);
+  // The child runs plain JS: the store (and what it imports) transpiled without type checking.
+  build = buildStoreChild('rmq-crash-build-', CHILD);
 });
 
 afterAll(() => {

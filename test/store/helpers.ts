@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ts from 'typescript';
 import { createMessageStore, type DefaultMessageStore, type StoreConfigInput } from '../../src/store/index.js';
 import type { MessageToStore } from '../../src/store/types.js';
 import { javaStringHashCode } from '../../src/common/java-hash.js';
@@ -63,4 +64,33 @@ export function rng(seed: number): () => number {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 4294967296;
   };
+}
+
+/** Transpiles src/<dir>/**.ts to plain JS under outDir (no type checking), for child processes the test kills. */
+function transpileTree(srcDir: string, outDir: string): void {
+  for (const entry of fs.readdirSync(srcDir, { withFileTypes: true })) {
+    const from = path.join(srcDir, entry.name);
+    if (entry.isDirectory()) {
+      transpileTree(from, path.join(outDir, entry.name));
+    } else if (entry.name.endsWith('.ts')) {
+      const out = ts.transpileModule(fs.readFileSync(from, 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      });
+      fs.mkdirSync(outDir, { recursive: true });
+      fs.writeFileSync(path.join(outDir, entry.name.replace(/\.ts$/, '.js')), out.outputText);
+    }
+  }
+}
+
+/**
+ * A temp directory holding the store and common modules as plain JS plus `child.mjs` = `childSource` (which
+ * imports them as './store/...'), for crash tests that SIGKILL a storing process. Returns the directory.
+ */
+export function buildStoreChild(prefix: string, childSource: string): string {
+  const repo = path.resolve(import.meta.dirname, '../..');
+  const build = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  transpileTree(path.join(repo, 'src/store'), path.join(build, 'store'));
+  transpileTree(path.join(repo, 'src/common'), path.join(build, 'common'));
+  fs.writeFileSync(path.join(build, 'child.mjs'), childSource);
+  return build;
 }

@@ -2,30 +2,12 @@
 // and by its UNIQ_KEY, exactly once, across index files that rolled while it ran.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord } from '../../src/store/index.js';
-import { makeTempDir, openStore, removeDir } from './helpers.js';
+import { buildStoreChild, makeTempDir, openStore, removeDir } from './helpers.js';
 
-const repo = path.resolve(import.meta.dirname, '../..');
 let build: string;
-
-function transpileTree(srcDir: string, outDir: string): void {
-  for (const entry of fs.readdirSync(srcDir, { withFileTypes: true })) {
-    const from = path.join(srcDir, entry.name);
-    if (entry.isDirectory()) {
-      transpileTree(from, path.join(outDir, entry.name));
-    } else if (entry.name.endsWith('.ts')) {
-      const out = ts.transpileModule(fs.readFileSync(from, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      });
-      fs.mkdirSync(outDir, { recursive: true });
-      fs.writeFileSync(path.join(outDir, entry.name.replace(/\.ts$/, '.js')), out.outputText);
-    }
-  }
-}
 
 // Keys: k<i> and g<i % 10>; UNIQ_KEY u<i>. The index flushes every 100 ms (so some files and the checkpoint are
 // durable and some are not when the kill lands).
@@ -60,10 +42,8 @@ const CONFIG = {
 };
 
 beforeAll(() => {
-  build = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-idx-crash-build-'));
-  transpileTree(path.join(repo, 'src/store'), path.join(build, 'store'));
-  transpileTree(path.join(repo, 'src/common'), path.join(build, 'common'));
-  fs.writeFileSync(path.join(build, 'child.mjs'), CHILD);
+  // The child runs plain JS: the store (and what it imports) transpiled without type checking.
+  build = buildStoreChild('rmq-idx-crash-build-', CHILD);
 });
 
 afterAll(() => {
