@@ -46,7 +46,14 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const server = new RemotingServer(log);
   const client = new RemotingClient(log);
   let boundPort = config.listenPort;
-  const brokerAddr = () => `${config.brokerIP1}:${boundPort}`;
+  // Asked on every send (the stored storeHost): one string per (ip, port), not a new one per call.
+  let addrCache = { ip: '', port: -1, addr: '' };
+  const brokerAddr = () => {
+    if (addrCache.ip !== config.brokerIP1 || addrCache.port !== boundPort) {
+      addrCache = { ip: config.brokerIP1, port: boundPort, addr: `${config.brokerIP1}:${boundPort}` };
+    }
+    return addrCache.addr;
+  };
 
   const store: MessageStore = createMessageStore(
     {

@@ -1,14 +1,19 @@
 import type { HostAddress } from '../store/types.js';
 
+const hostHexCache = new WeakMap<HostAddress, string>();
+
 /** Offset msgId (Java MessageDecoder.createMessageId): store ip + port + physical offset, uppercase hex. */
 export function createOffsetMessageId(storeHost: HostAddress, commitLogOffset: number): string {
-  const buf = Buffer.allocUnsafe(storeHost.ip.length + 12);
-  storeHost.ip.copy(buf, 0);
-  buf.writeInt32BE(storeHost.port, storeHost.ip.length);
-  // Offsets stay below 2^53: two 32-bit halves instead of a BigInt per message.
-  buf.writeUInt32BE(Math.floor(commitLogOffset / 0x100000000), storeHost.ip.length + 4);
-  buf.writeUInt32BE(commitLogOffset >>> 0, storeHost.ip.length + 8);
-  return buf.toString('hex').toUpperCase();
+  let hostHex = hostHexCache.get(storeHost);
+  if (hostHex === undefined) {
+    const buf = Buffer.allocUnsafe(storeHost.ip.length + 4);
+    storeHost.ip.copy(buf, 0);
+    buf.writeInt32BE(storeHost.port, storeHost.ip.length);
+    hostHex = buf.toString('hex').toUpperCase();
+    hostHexCache.set(storeHost, hostHex);
+  }
+  // Offsets stay below 2^53, so toString(16) is exact: 16 hex digits of the 64-bit offset, no BigInt.
+  return hostHex + commitLogOffset.toString(16).toUpperCase().padStart(16, '0');
 }
 
 /** Decodes an offset msgId into its address and physical offset; undefined when it is not one. */

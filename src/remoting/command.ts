@@ -58,21 +58,34 @@ export function createResponse(
 export class HeaderError extends Error {}
 
 export class HeaderReader {
-  constructor(private readonly fields: Record<string, string>) {}
+  /** `aliases` maps a field name to the short key a compact header carries it under (SEND_MESSAGE_V2's letters). */
+  constructor(
+    private readonly fields: Record<string, string>,
+    private readonly aliases?: Readonly<Record<string, string>>,
+  ) {}
+
+  private get(name: string): string | undefined {
+    if (this.aliases) {
+      const short = this.aliases[name];
+      const v = short === undefined ? undefined : this.fields[short];
+      if (v !== undefined) return v;
+    }
+    return this.fields[name];
+  }
 
   str(name: string): string {
-    const v = this.fields[name];
+    const v = this.get(name);
     if (v === undefined) throw new HeaderError(`the custom field <${name}> is null`);
     return v;
   }
   optStr(name: string): string | undefined {
-    return this.fields[name];
+    return this.get(name);
   }
   int(name: string): number {
     return this.parseNumber(name, this.str(name));
   }
   optInt(name: string, dflt?: number): number | undefined {
-    const v = this.fields[name];
+    const v = this.get(name);
     if (v === undefined || v === '') return dflt;
     return this.parseNumber(name, v);
   }
@@ -83,7 +96,7 @@ export class HeaderReader {
     return this.optInt(name, dflt);
   }
   bool(name: string, dflt = false): boolean {
-    const v = this.fields[name];
+    const v = this.get(name);
     if (v === undefined) return dflt;
     return v.toLowerCase() === 'true';
   }

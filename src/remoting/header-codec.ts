@@ -17,16 +17,13 @@ export function decodeJsonHeader(header: Buffer): Omit<RemotingCommand, 'body'> 
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new FrameError('header is not a JSON object');
   const o = obj as Record<string, unknown>;
   const code = toInt(o.code, 'code');
-  const extFields: Record<string, string> = {};
   const ext = o.extFields;
-  if (ext !== undefined && ext !== null) {
+  let extFields: Record<string, string>;
+  if (ext === undefined || ext === null) {
+    extFields = {};
+  } else {
     if (typeof ext !== 'object' || Array.isArray(ext)) throw new FrameError('extFields is not an object');
-    let count = 0;
-    for (const [k, v] of Object.entries(ext as Record<string, unknown>)) {
-      if (++count > MAX_EXT_FIELDS) throw new FrameError('too many extFields');
-      if (v === null || v === undefined) continue;
-      extFields[k] = typeof v === 'object' ? JSON.stringify(v) : String(v);
-    }
+    extFields = stringFields(ext as Record<string, unknown>);
   }
   let language = 'JAVA';
   if (typeof o.language === 'string') language = o.language;
@@ -40,6 +37,27 @@ export function decodeJsonHeader(header: Buffer): Omit<RemotingCommand, 'body'> 
     remark: typeof o.remark === 'string' ? o.remark : undefined,
     extFields,
   };
+}
+
+/**
+ * extFields with string values only. Java peers send strings, so the parsed object is used as it is (no copy on
+ * the hot path); a value of another type (ali-ons sends raw JS values) makes a coerced copy, nulls dropped.
+ */
+function stringFields(ext: Record<string, unknown>): Record<string, string> {
+  let count = 0;
+  let allStrings = true;
+  for (const k in ext) {
+    if (++count > MAX_EXT_FIELDS) throw new FrameError('too many extFields');
+    if (typeof ext[k] !== 'string') allStrings = false;
+  }
+  if (allStrings) return ext as Record<string, string>;
+  const out: Record<string, string> = {};
+  for (const k in ext) {
+    const v = ext[k];
+    if (v === null || v === undefined) continue;
+    out[k] = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
 }
 
 function toInt(v: unknown, name: string): number {

@@ -12,22 +12,22 @@ import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';
 import { isHalfMessageSend } from '../transaction/transactional-message-util.js';
 import { putResultToResponse } from './put-status.js';
 
-/** SendMessageRequestHeaderV2's one-letter keys (Java SendMessageRequestHeaderV2). */
-const V2_KEYS: Record<string, string> = {
-  a: 'producerGroup',
-  b: 'topic',
-  c: 'defaultTopic',
-  d: 'defaultTopicQueueNums',
-  e: 'queueId',
-  f: 'sysFlag',
-  g: 'bornTimestamp',
-  h: 'flag',
-  i: 'properties',
-  j: 'reconsumeTimes',
-  k: 'unitMode',
-  l: 'maxReconsumeTimes',
-  m: 'batch',
-  n: 'brokerName',
+/** Where SendMessageRequestHeaderV2 carries each field: one-letter keys (Java SendMessageRequestHeaderV2). */
+const V2_LETTERS: Readonly<Record<string, string>> = {
+  producerGroup: 'a',
+  topic: 'b',
+  defaultTopic: 'c',
+  defaultTopicQueueNums: 'd',
+  queueId: 'e',
+  sysFlag: 'f',
+  bornTimestamp: 'g',
+  flag: 'h',
+  properties: 'i',
+  reconsumeTimes: 'j',
+  unitMode: 'k',
+  maxReconsumeTimes: 'l',
+  batch: 'm',
+  brokerName: 'n',
 };
 
 const MAX_PROPERTIES_BYTES = 32767;
@@ -61,12 +61,9 @@ export interface SendHeader {
 
 /** Reads either header style: full names (10, Go) or the V2 letters (310/320, Java and ali-ons). */
 export function readSendHeader(req: RemotingCommand): SendHeader {
-  let fields = req.extFields;
-  if (req.code !== RequestCode.SEND_MESSAGE && fields.b !== undefined && fields.topic === undefined) {
-    fields = {};
-    for (const [k, v] of Object.entries(req.extFields)) fields[V2_KEYS[k] ?? k] = v;
-  }
-  const h = new HeaderReader(fields);
+  const fields = req.extFields;
+  const v2 = req.code !== RequestCode.SEND_MESSAGE && fields.b !== undefined && fields.topic === undefined;
+  const h = new HeaderReader(fields, v2 ? V2_LETTERS : undefined);
   return {
     producerGroup: h.str('producerGroup'),
     topic: h.str('topic'),
