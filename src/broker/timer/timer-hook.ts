@@ -72,7 +72,8 @@ export function applyTimerHook(
     msg.tagsCode = timerTagsCode(props, nowMs);
     return undefined;
   }
-  if (!props || !TIMER_REQUEST_KEYS.some((k) => getProperty(props, k) !== undefined)) return undefined;
+  // Every send passes here: one substring check rules out the common message without timer properties.
+  if (!props || !props.includes('TIMER_') || !TIMER_REQUEST_KEYS.some((k) => getProperty(props, k) !== undefined)) return undefined;
 
   const delayLevel = Number.parseInt(getProperty(props, MessageConst.DELAY_TIME_LEVEL) ?? '', 10);
   if (delayLevel > 0) {
