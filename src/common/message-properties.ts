@@ -81,3 +81,46 @@ export function getProperty(s: string | undefined, name: string): string | undef
   }
   return undefined;
 }
+
+/** The properties every send looks at, read in one pass (see readSendProperties). */
+export interface SendProperties {
+  tags?: string;
+  keys?: string;
+  uniqKey?: string;
+  cluster?: string;
+}
+
+/**
+ * TAGS, KEYS, UNIQ_KEY and CLUSTER in one scan of a properties string, with getProperty's rules (the first
+ * occurrence of a name counts; an empty value reads as absent).
+ */
+export function readSendProperties(s: string): SendProperties {
+  const out: SendProperties = {};
+  let seen = 0;
+  let pos = 0;
+  while (pos < s.length) {
+    let end = s.indexOf(PROPERTY_SEPARATOR, pos);
+    if (end < 0) end = s.length;
+    const sep = s.indexOf(NAME_VALUE_SEPARATOR, pos);
+    if (sep >= 0 && sep < end) {
+      const name = s.slice(pos, sep);
+      const field = SEND_PROPERTY_FIELDS[name];
+      if (field !== undefined && (seen & field.bit) === 0) {
+        seen |= field.bit;
+        if (end > sep + 1) out[field.key] = s.slice(sep + 1, end);
+      }
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+const SEND_PROPERTY_FIELDS: Readonly<Record<string, { key: keyof SendProperties; bit: number } | undefined>> = Object.assign(
+  Object.create(null) as Record<string, { key: keyof SendProperties; bit: number }>,
+  {
+    [MessageConst.TAGS]: { key: 'tags', bit: 1 },
+    [MessageConst.KEYS]: { key: 'keys', bit: 2 },
+    [MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX]: { key: 'uniqKey', bit: 4 },
+    [MessageConst.CLUSTER]: { key: 'cluster', bit: 8 },
+  },
+);

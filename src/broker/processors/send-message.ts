@@ -1,5 +1,5 @@
 import { javaStringHashCode } from '../../common/java-hash.js';
-import { MessageConst, encodeProperties, getProperty, parseProperties } from '../../common/message-properties.js';
+import { MessageConst, encodeProperties, parseProperties, readSendProperties } from '../../common/message-properties.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
@@ -238,8 +238,8 @@ export function buildMessage(
   bornHost: MessageToStore['bornHost'],
   storeHost: MessageToStore['storeHost'],
 ): MessageToStore {
-  const tags = getProperty(properties, MessageConst.TAGS);
-  let uniqKey = getProperty(properties, MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX);
+  const { tags, keys, uniqKey: clientKey, cluster } = readSendProperties(properties);
+  let uniqKey = clientKey;
   let props = properties;
   if (props.length > 0 && !props.endsWith('\u0002')) props += '\u0002';
   if (!uniqKey) {
@@ -247,7 +247,7 @@ export function buildMessage(
     uniqKey = createUniqueKey();
     props += `${MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX}\u0001${uniqKey}\u0002`;
   }
-  if (getProperty(props, MessageConst.CLUSTER) === undefined) {
+  if (cluster === undefined) {
     props += `${MessageConst.CLUSTER}\u0001${ctx.config.brokerClusterName}\u0002`;
   }
   return {
@@ -257,7 +257,7 @@ export function buildMessage(
     body,
     propertiesString: props,
     tagsCode: tags ? javaStringHashCode(tags) : 0,
-    keys: getProperty(props, MessageConst.KEYS),
+    keys,
     uniqKey,
     sysFlag: header.sysFlag,
     bornTimestamp: header.bornTimestamp,
