@@ -11,8 +11,8 @@
 //          --profile (ours runs with --cpu-prof; its numbers then include profiler overhead)  --no-limits  --keep
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
-// Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 2; quick 1)
-//          BENCH_CONSUME_MSGS (backlog, 50000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 15; quick 4)
+// Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 5; quick 1)
+//          BENCH_CONSUME_MSGS (backlog, 200000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 30; quick 4)
 //          BENCH_E2E_RATE (msg/s, 1000)  BENCH_ASYNC_INFLIGHT (256)
 //          BENCH_OFFICIAL_HEAP (broker -Xms/-Xmx, 1g)  BENCH_OFFICIAL_NS_HEAP (namesrv, 256m)  BENCH_OFFICIAL_VERSION (4.9.8)
 //          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)
@@ -52,9 +52,13 @@ const CFG = {
   quick: QUICK,
   seconds: num(env.BENCH_SECONDS, QUICK ? 2 : 5),
   runs: num(env.BENCH_RUNS, QUICK ? 1 : 3),
-  warmup: num(env.BENCH_WARMUP, QUICK ? 1 : 2),
-  consumeMsgs: num(env.BENCH_CONSUME_MSGS, QUICK ? 15000 : 50000),
-  prefillSeconds: num(env.BENCH_PREFILL_SECONDS, QUICK ? 4 : 15),
+  // The driver is a fresh JVM per scenario: 2 s left its JIT still warming through the first runs (run 1 -> 3
+  // rose by up to 2x), so the default warm-up is 5 s.
+  warmup: num(env.BENCH_WARMUP, QUICK ? 1 : 5),
+  // A 50,000-message backlog drained in under a second, and runs of one scenario differed by 2x; 200,000 drain
+  // in a few seconds (and no longer fit in our 64 MiB in-memory tail, so pulls read from the page cache too).
+  consumeMsgs: num(env.BENCH_CONSUME_MSGS, QUICK ? 15000 : 200000),
+  prefillSeconds: num(env.BENCH_PREFILL_SECONDS, QUICK ? 4 : 30),
   e2eRate: num(env.BENCH_E2E_RATE, 1000),
   asyncInflight: num(env.BENCH_ASYNC_INFLIGHT, 256),
   brokerHeap: env.BENCH_OFFICIAL_HEAP || '1g',
