@@ -63,7 +63,9 @@ export async function getMessage(
   if (offset === max) return outcome('OFFSET_OVERFLOW_ONE', offset, min, max);
   if (offset > max) return outcome('OFFSET_OVERFLOW_BADLY', max, min, max);
 
-  const maxScan = Math.max(Math.floor(config.maxFilterMessageSize / CQ_UNIT_SIZE), maxMsgNums);
+  // A filter may reject entries, so it scans up to maxFilterMessageSize worth of them (Java's window); without
+  // one every entry is taken and maxMsgNums are enough (a read of 640 bytes instead of 16 KB per pull).
+  const maxScan = filter ? Math.max(Math.floor(config.maxFilterMessageSize / CQ_UNIT_SIZE), maxMsgNums) : maxMsgNums;
   const want = Math.min(maxScan, max - offset);
   let entries = cq.entriesInMemory(offset, want);
   if (!entries) {
@@ -107,7 +109,7 @@ export async function getMessage(
     status = 'FOUND';
   }
 
-  const records = await readRecords(commitLog, offsets, sizes, segmentSize);
+  const records = await readRecords(commitLog, offsets, sizes, segmentSize, ctx.memoryBudgetBytes);
   let totalBytes = 0;
   const valid: Buffer[] = [];
   for (let i = 0; i < records.length; i++) {
@@ -124,7 +126,7 @@ export async function getMessage(
 
 /** Records from the tail cache (zero-copy) or disk (nearby records merged into one read). */
 async function readRecords(
-  commitLog: CommitLog, offsets: number[], sizes: number[], segmentSize: number,
+  commitLog: CommitLog, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
   const spans: Array<{ start: number; end: number; first: number; last: number }> = [];
@@ -148,7 +150,7 @@ async function readRecords(
     }
   }
   await Promise.all(spans.map(async (s) => {
-    const buf = await commitLog.read(s.start, s.end - s.start);
+    const buf = await commitLog.read(s.start, s.end - s.start, commitLog.isInMemory(s.start, memoryBudgetBytes));
     if (!buf) return;
     for (let i = s.first; i <= s.last; i++) {
       if (out[i]) continue;

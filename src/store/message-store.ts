@@ -11,6 +11,7 @@ import { CQ_UNIT_SIZE, OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from '
 import { CommitLog, type PreparedMessage } from './commit-log/commit-log.js';
 import { abnormalWindowStart } from './commit-log/recovery.js';
 import { IndexService } from './index/index-service.js';
+import { PageCacheReader } from './page-cache-reader.js';
 import { ConsumeQueueStore } from './consume-queue/store.js';
 import { parseEntry } from './consume-queue/consume-queue.js';
 import { Dispatcher } from './dispatcher.js';
@@ -29,6 +30,10 @@ export interface StoreStats {
   commitLogWriteCalls: number;
   commitLogFsyncCalls: number;
   consumeQueueFsyncFiles: number;
+  /** Reads behind the in-memory tails: on the event loop, through the thread pool, and sync ones found slow. */
+  syncReads: number;
+  asyncReads: number;
+  slowSyncReads: number;
 }
 
 type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -56,6 +61,8 @@ function rejected(status: PutStatus, remark: string): PutResult {
 export class DefaultMessageStore implements MessageStore {
   readonly commitLog: CommitLog;
   readonly cqStore: ConsumeQueueStore;
+  /** Reads behind the in-memory tails (pulls of a backlog): on the event loop while the page cache serves them. */
+  readonly pageCacheReader = new PageCacheReader();
   readonly dispatcher: Dispatcher;
   /** The key index (`{root}/index`); null with messageIndexEnable=false. */
   readonly indexService: IndexService | null;
@@ -80,7 +87,7 @@ export class DefaultMessageStore implements MessageStore {
   constructor(readonly config: StoreConfig, private readonly logger: Logger, env: Partial<StoreEnv> = {}) {
     this.cqStore = new ConsumeQueueStore(
       path.join(config.storePathRootDir, 'consumequeue'), config.mappedFileSizeConsumeQueue,
-      config.consumeQueueTailCacheEntries, logger,
+      config.consumeQueueTailCacheEntries, logger, this.pageCacheReader,
     );
     this.indexService = config.messageIndexEnable
       ? new IndexService(path.join(config.storePathRootDir, 'index'), {
@@ -94,7 +101,7 @@ export class DefaultMessageStore implements MessageStore {
       for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
       this.cleaner.diskFull = true;
       void this.cleaner.checkDiskSpace();
-    });
+    }, this.pageCacheReader);
     this.abortFile = new AbortFile(path.join(config.storePathRootDir, 'abort'));
     this.maxRecordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
     this.getCtx = {
@@ -113,6 +120,7 @@ export class DefaultMessageStore implements MessageStore {
       commitLogWriteCalls: this.commitLog.stats.writeCalls,
       commitLogFsyncCalls: this.commitLog.stats.fsyncCalls,
       consumeQueueFsyncFiles: this.cqFsyncFiles,
+      ...this.pageCacheReader.stats,
     };
   }
 
@@ -192,6 +200,7 @@ export class DefaultMessageStore implements MessageStore {
     await cp.close();
     this.abortFile.deleteSync();
     this.state = 'stopped';
+    this.logger.info(this.stats, 'message store: stopped');
   }
 
   private async flushCommitLogTick(): Promise<void> {

@@ -11,7 +11,8 @@ import type { StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
 } from '../record.js';
-import { fdatasync, readFully, writevAll, writevAllSync } from '../io.js';
+import { fdatasync, writevAll, writevAllSync } from '../io.js';
+import { PageCacheReader } from '../page-cache-reader.js';
 import { Segment } from '../segment.js';
 import { TailCache } from './tail-cache.js';
 import {
@@ -92,6 +93,8 @@ export class CommitLog {
      * owner hands queue offsets back and refuses puts until the disk guard sees space again.
      */
     private readonly onNoSpace: () => void = () => undefined,
+    /** Reads of written data no longer in the tail cache (shared with the consume queues). */
+    private readonly reader: PageCacheReader = new PageCacheReader(),
   ) {
     this.segmentSize = config.mappedFileSizeCommitLog;
     this.cache = new TailCache(config.commitLogTailCacheBytes);
@@ -437,8 +440,11 @@ export class CommitLog {
     return this.cache.read(offset, size);
   }
 
-  /** Reads [offset, offset+size) of written data from cache or disk; null if not available. */
-  async read(offset: number, size: number): Promise<Buffer | null> {
+  /**
+   * Reads [offset, offset+size) of written data from cache or disk; null if not available. `likelyCached`: the
+   * caller expects the bytes in the page cache (recent data), so the read may run on the event loop.
+   */
+  async read(offset: number, size: number, likelyCached = false): Promise<Buffer | null> {
     if (size <= 0 || offset < this.minOffset || offset + size > this.writtenOffset) return null;
     const cached = this.cache.read(offset, size);
     if (cached) return cached;
@@ -446,7 +452,7 @@ export class CommitLog {
     if (!seg || offset + size > seg.endOffset || seg.fd < 0) return null;
     const buf = Buffer.allocUnsafe(size);
     try {
-      const n = await seg.withFd((fd) => readFully(fd, buf, 0, size, offset - seg.fromOffset));
+      const n = await seg.withFd((fd) => this.reader.read(fd, buf, 0, size, offset - seg.fromOffset, likelyCached));
       return n === size ? buf : null;
     } catch (err) {
       this.logger.warn({ err, offset, size }, 'commit log: read failed');

@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { CQ_UNIT_SIZE } from '../config.js';
-import { fdatasync, isOffsetFileName, readFully, readFullySync, writevAll, writevAllSync } from '../io.js';
+import { fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } from '../io.js';
+import { PageCacheReader } from '../page-cache-reader.js';
 import { readInt64, writeInt64 } from '../record.js';
 import { Segment } from '../segment.js';
 import type { QueueOffsetCounter } from '../commit-log/commit-log.js';
@@ -71,6 +72,8 @@ export class ConsumeQueue implements QueueOffsetCounter {
     private readonly fileSize: number,
     private readonly tailCapacityEntries: number,
     private readonly logger: Logger,
+    /** Reads of entries older than the in-memory tail (shared with the commit log). */
+    private readonly reader: PageCacheReader = new PageCacheReader(),
   ) {}
 
   // ---------------------------------------------------------------- load (start-up, synchronous)
@@ -365,7 +368,8 @@ export class ConsumeQueue implements QueueOffsetCounter {
     if (end <= index) return null;
     const buf = Buffer.allocUnsafe((end - index) * CQ_UNIT_SIZE);
     try {
-      const n = await file.withFd((fd) => readFully(fd, buf, 0, buf.length, byteOffset - file.fromOffset));
+      // Queue files are small and read where consumers are, usually just behind the tail: expected cached.
+      const n = await file.withFd((fd) => this.reader.read(fd, buf, 0, buf.length, byteOffset - file.fromOffset, true));
       return n === buf.length ? buf : null;
     } catch {
       return null;

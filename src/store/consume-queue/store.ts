@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConsumeQueue } from './consume-queue.js';
+import { PageCacheReader } from '../page-cache-reader.js';
 
 /** Consume-queue fdatasyncs in flight at once (libuv's pool has 4 threads by default). */
 const FLUSH_CONCURRENCY = 4;
@@ -15,6 +16,7 @@ export class ConsumeQueueStore {
     private readonly fileSize: number,
     private readonly tailEntries: number,
     private readonly logger: Logger,
+    private readonly reader: PageCacheReader = new PageCacheReader(),
   ) {}
 
   find(topic: string, queueId: number): ConsumeQueue | undefined {
@@ -31,7 +33,7 @@ export class ConsumeQueueStore {
     let cq = byId.get(queueId);
     if (!cq) {
       const dir = path.join(this.rootDir, topic, String(queueId));
-      cq = new ConsumeQueue(topic, queueId, dir, this.fileSize, this.tailEntries, this.logger);
+      cq = new ConsumeQueue(topic, queueId, dir, this.fileSize, this.tailEntries, this.logger, this.reader);
       byId.set(queueId, cq);
     }
     return cq;
