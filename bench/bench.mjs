@@ -14,7 +14,8 @@
 // Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 5; quick 1)
 //          BENCH_CONSUME_MSGS (backlog, 200000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 30; quick 4)
 //          BENCH_E2E_RATE (msg/s, 1000)  BENCH_ASYNC_INFLIGHT (256)
-//          BENCH_OFFICIAL_HEAP (broker -Xms/-Xmx, 1g)  BENCH_OFFICIAL_NS_HEAP (namesrv, 256m)  BENCH_OFFICIAL_VERSION (4.9.8)
+//          BENCH_OFFICIAL_HEAP / BENCH_OFFICIAL_NS_HEAP (broker / namesrv -Xms/-Xmx; default: the start scripts' JVM
+//          options, 8g / 4g heaps, when they take at most 60% of RAM, else 1g / 256m)  BENCH_OFFICIAL_VERSION (4.9.8)
 //          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -61,14 +62,38 @@ const CFG = {
   prefillSeconds: num(env.BENCH_PREFILL_SECONDS, QUICK ? 4 : 30),
   e2eRate: num(env.BENCH_E2E_RATE, 1000),
   asyncInflight: num(env.BENCH_ASYNC_INFLIGHT, 256),
-  brokerHeap: env.BENCH_OFFICIAL_HEAP || '1g',
-  namesrvHeap: env.BENCH_OFFICIAL_NS_HEAP || '256m',
+  ...officialJvm(),
   officialVersion: env.BENCH_OFFICIAL_VERSION || '4.9.8',
   oursArgs: (env.BENCH_OURS_ARGS ?? '').split(/\s+/).filter(Boolean),
   limitMs: QUICK ? 700 : 2000,
   diskMiB: QUICK ? 128 : 256,
   profile: flag('profile'),
 };
+/**
+ * The official servers' JVM options: those of its start scripts (bin/runbroker.sh: -Xms8g -Xmx8g -Xmn4g, G1 with
+ * 16 MiB regions, AlwaysPreTouch, 15 GiB direct memory; bin/runserver.sh: -Xms4g -Xmx4g -Xmn2g, G1) when those
+ * heaps take at most 60% of this machine's RAM, otherwise (or when BENCH_OFFICIAL_HEAP / BENCH_OFFICIAL_NS_HEAP set
+ * a heap) the given or a small heap (1g / 256m) with official.sh's other options.
+ */
+function officialJvm() {
+  const G1 = '-XX:+UseG1GC -XX:G1HeapRegionSize=16m -XX:G1ReservePercent=25 -XX:InitiatingHeapOccupancyPercent=30 -XX:SoftRefLRUPolicyMSPerMB=0';
+  const scriptsFit = (8 + 4) * 1024 ** 3 <= 0.6 * os.totalmem();
+  if (!env.BENCH_OFFICIAL_HEAP && !env.BENCH_OFFICIAL_NS_HEAP && scriptsFit) {
+    return {
+      officialJvmProfile: 'start scripts',
+      brokerJvm: `-Xms8g -Xmx8g -Xmn4g ${G1} -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=15g -XX:-UseLargePages`,
+      namesrvJvm: `-Xms4g -Xmx4g -Xmn2g ${G1}`,
+    };
+  }
+  const broker = env.BENCH_OFFICIAL_HEAP || '1g';
+  const namesrv = env.BENCH_OFFICIAL_NS_HEAP || '256m';
+  return {
+    officialJvmProfile: env.BENCH_OFFICIAL_HEAP || env.BENCH_OFFICIAL_NS_HEAP ? 'heap from the environment' : 'small heap (the start scripts\' 8 + 4 GiB take more than 60% of RAM)',
+    brokerJvm: `-Xms${broker} -Xmx${broker}`,
+    namesrvJvm: `-Xms${namesrv} -Xmx${namesrv}`,
+  };
+}
+
 const SERVERS = (opt('only') ?? 'official,ours').split(',');
 for (const s of SERVERS) if (!['official', 'ours'].includes(s)) { process.stderr.write(`bench: --only: unknown server ${s}\n`); process.exit(2); }
 
@@ -196,7 +221,9 @@ async function startOfficial(work, ports, logFd) {
   const t0 = performance.now();
   const { proc, ready } = spawnUntil('bash', [OFFICIAL_SH, 'start', CFG.officialVersion, store, String(ports.ns), String(ports.broker)], {
     stdio: ['ignore', 'pipe', logFd],
-    env: { ...env, OFFICIAL_START_TIMEOUT: env.OFFICIAL_START_TIMEOUT ?? '170', PATH: `${path.join(HERE, 'official-java')}:${env.PATH}`, BENCH_REAL_JAVA: REAL_JAVA, BENCH_BROKER_HEAP: CFG.brokerHeap, BENCH_NAMESRV_HEAP: CFG.namesrvHeap },
+    env: { ...env, OFFICIAL_START_TIMEOUT: env.OFFICIAL_START_TIMEOUT ?? '170', PATH: `${path.join(HERE, 'official-java')}:${env.PATH}`, BENCH_REAL_JAVA: REAL_JAVA, BENCH_BROKER_JVM: CFG.brokerJvm, BENCH_NAMESRV_JVM: CFG.namesrvJvm,
+      // the broker's own default file sizes (official.sh makes them small for the compatibility runs), as ours uses
+      OFFICIAL_BROKER_EXTRA: `mappedFileSizeCommitLog=${1024 ** 3}\nmappedFileSizeConsumeQueue=${300000 * 20}\n${env.OFFICIAL_BROKER_EXTRA ?? ''}` },
   }, /^ready ns=/, 180000);
   return {
     name: 'official',
@@ -209,7 +236,7 @@ async function startOfficial(work, ports, logFd) {
       let brokerProperties;
       try { brokerProperties = fs.readFileSync(path.join(store, 'home/conf/broker.properties'), 'utf8'); } catch { /* older official.sh */ }
       let jvmArgs;
-      try { jvmArgs = pids.map((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter((a) => /^-X(ms|mx)/.test(a)).join(' ')); } catch { /* gone */ }
+      try { jvmArgs = pids.map((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter((a) => /^-X(ms|mx|mn)|^-XX:\+AlwaysPreTouch$/.test(a)).join(' ')); } catch { /* gone */ }
       return { readyMs, pids, brokerProperties, jvmArgs };
     }),
     async stop() {
@@ -466,8 +493,8 @@ function report(result) {
   const out = [];
   out.push('');
   out.push(`rocketmq-ts vs official Apache RocketMQ ${CFG.officialVersion} — ${result.date}, ${result.machine.cpus} CPUs, ${fmt(result.machine.memMiB)} MiB RAM, ${result.mode} mode`);
-  const heap = off?.heapArgs ? `broker heap ${off.heapArgs.broker}, namesrv heap ${off.heapArgs.namesrv}` : `broker heap -Xms${CFG.brokerHeap} -Xmx${CFG.brokerHeap}, namesrv heap -Xms${CFG.namesrvHeap} -Xmx${CFG.namesrvHeap}`;
-  out.push(`official: compat/official/official.sh defaults (ASYNC_FLUSH, 64 MiB commitlog files, G1; broker.properties in the JSON), ${heap}`);
+  const heap = off?.heapArgs ? `broker ${off.heapArgs.broker}, namesrv ${off.heapArgs.namesrv}` : `broker ${CFG.brokerJvm}, namesrv ${CFG.namesrvJvm}`;
+  out.push(`official: compat/official/official.sh (ASYNC_FLUSH, default 1 GiB commitlog files; broker.properties in the JSON); JVM: ${CFG.officialJvmProfile}: ${heap}`);
   out.push(`ours: node ${process.version} dist/main.js start (defaults${CFG.oursArgs.length ? ` + ${CFG.oursArgs.join(' ')}` : ''})${CFG.profile ? ' UNDER --cpu-prof (slower than normal)' : ''}`);
   out.push(`load: stock Java client 4.9.8 (compat/bench), ${CFG.runs} run(s) x ${CFG.seconds}s after ${CFG.warmup}s warm-up per scenario, medians; ratio = ours / official (throughput: higher is better; latency, CPU, memory, start-up: lower is better)`);
   out.push('');
