@@ -416,6 +416,15 @@ async function benchServer(name, work) {
   log(`[${name}] peak RSS under load ${fmt(peak.rss / 1024, 1)} MiB (anon ${fmt(peak.anon / 1024, 1)}, file ${fmt(peak.file / 1024, 1)})`);
   await server.stop();
   fs.closeSync(logFd);
+  if (name === 'ours') {
+    // Our store logs its counters at stop; the read paths matter for the consume scenario.
+    const line = fs.readFileSync(logFile, 'utf8').split('\n').reverse().find((l) => l.includes('message store: stopped'));
+    try {
+      const st = JSON.parse(line);
+      res.storeStats = { syncReads: st.syncReads, asyncReads: st.asyncReads, slowSyncReads: st.slowSyncReads, commitLogWriteCalls: st.commitLogWriteCalls };
+      log(`[ours] store reads behind the in-memory tail: ${fmt(st.syncReads)} on the event loop, ${fmt(st.asyncReads)} in the thread pool (${fmt(st.slowSyncReads)} slow)`);
+    } catch { /* no stop line (killed) */ }
+  }
   if (profileDir) {
     const f = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile')) : [];
     if (f.length) {

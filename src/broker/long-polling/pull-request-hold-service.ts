@@ -57,6 +57,8 @@ export class PullRequestHoldService {
 
   /** Store dispatch listener: wakes the pulls waiting on this queue whose offset is now readable. */
   onDispatch = (entry: DispatchedEntry): void => {
+    // Called for every stored message: no key string to build while nobody waits.
+    if (this.count === 0) return;
     const set = this.held.get(`${entry.topic}@${entry.queueId}`);
     if (!set) return;
     for (const h of set) {
