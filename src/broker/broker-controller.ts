@@ -1,3 +1,4 @@
+import { SAMPLE_INTERVAL_MS as TOPIC_PUT_SAMPLE_INTERVAL_MS, TopicPutStats } from './topic-put-stats.js';
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
@@ -117,7 +118,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     brokerName: () => config.brokerName,
     logger: log.child({ component: 'transaction-check' }),
   });
-  const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0 };
+  const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0, topicPuts: new TopicPutStats() };
+  setInterval(() => stats.topicPuts.sample(), TOPIC_PUT_SAMPLE_INTERVAL_MS).unref();
 
   const ctx: BrokerContext = {
     config,

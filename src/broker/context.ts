@@ -41,6 +41,9 @@ export interface BrokerContext {
 export interface BrokerStats {
   msgPutTotal: number;
   msgGetTotal: number;
+  /** Per-topic puts and their rate over the last minute (5.x topicPutTps). */
+  topicPuts: TopicPutStats;
 }
 
 export type { Connection };
+import type { TopicPutStats } from './topic-put-stats.js';

@@ -95,8 +95,16 @@ describe('topic admin', () => {
     expect(res.code).toBe(ResponseCode.SUCCESS);
     expect(res.body?.toString()).toBe(
       '{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"S"}:{"lastUpdateTimestamp":1009,"maxOffset":10,"minOffset":3},' +
-        '{"brokerName":"broker-a","queueId":1,"topic":"S"}:{"lastUpdateTimestamp":0,"maxOffset":0,"minOffset":0}}}',
+        '{"brokerName":"broker-a","queueId":1,"topic":"S"}:{"lastUpdateTimestamp":0,"maxOffset":0,"minOffset":0}},' +
+        '"topicPutTps":0.0}',
     );
+    // 5.x topicPutTps: puts over the sampled minute (samples every 10 s)
+    t.ctx.stats.topicPuts.add('S', 5);
+    t.ctx.stats.topicPuts.sample(0);
+    t.ctx.stats.topicPuts.add('S', 30);
+    t.ctx.stats.topicPuts.sample(10_000);
+    const busy = await t.server.call(RequestCode.GET_TOPIC_STATS_INFO, { extFields: { topic: 'S' } });
+    expect(busy.body!.toString()).toMatch(/,"topicPutTps":3\.0\}$/);
     const missing = await t.server.call(RequestCode.GET_TOPIC_STATS_INFO, { extFields: { topic: 'nope' } });
     expect(missing.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
     expect(missing.remark).toBe('topic[nope] not exist');

@@ -15,6 +15,7 @@ import { FLAG_ONEWAY } from '../../src/remoting/command.js';
 import type { Connection } from '../../src/remoting/connection.js';
 import type { Processor, RemotingServer } from '../../src/remoting/server.js';
 import type { MessageStore } from '../../src/store/types.js';
+import { TopicPutStats } from '../../src/broker/topic-put-stats.js';
 
 export const logger = silentLogger();
 
@@ -162,7 +163,7 @@ export function makeContext(overrides: Partial<BrokerConfig> = {}): TestContext 
     registerBrokerAll: async () => {
       t.registrations++;
     },
-    stats: { msgPutTotal: 0, msgGetTotal: 0 },
+    stats: { msgPutTotal: 0, msgGetTotal: 0, topicPuts: new TopicPutStats() },
     startTimeMs: Date.now() - 1000,
   };
   return t;

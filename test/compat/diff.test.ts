@@ -12,8 +12,8 @@ const dump = (over: Record<string, unknown> = {}) => ({
 });
 
 describe('compat/diff.mjs', () => {
-  it('normalises ports, timestamps (0 kept) and consumeTps', () => {
-    expect(normalise({ addr: '127.0.0.1:1234', lastTimestamp: 17, lastUpdateTimestamp: 0, maxOffset: 17, consumeTps: 2.0 }))
+  it('normalises ports, timestamps (0 kept), consumeTps and topicPutTps', () => {
+    expect(normalise({ addr: '127.0.0.1:1234', lastTimestamp: 17, lastUpdateTimestamp: 0, maxOffset: 17, consumeTps: 2.0, topicPutTps: 2.4 }))
       .toEqual({ addr: '127.0.0.1:<port>', lastTimestamp: '<time>', lastUpdateTimestamp: 0, maxOffset: 17 });
   });
 

@@ -1,7 +1,7 @@
 // Topic administration: UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21),
 // GET_TOPIC_STATS_INFO (202), GET_TOPIC_CONFIG (351), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305),
 // QUERY_TOPIC_CONSUME_BY_WHO (300). Java: broker/processor/AdminBrokerProcessor.java (4.9.x and 5.x).
-import { stringifyFastjson } from '../../common/fastjson.js';
+import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
@@ -178,7 +178,9 @@ async function getTopicStatsInfo(ctx: BrokerContext, req: RemotingCommand): Prom
     const lastUpdateTimestamp = maxOffset > 0 ? await store.getMessageStoreTimestamp(topic, queueId, maxOffset - 1) : 0;
     entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, { lastUpdateTimestamp, maxOffset, minOffset }]);
   }
-  return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(encodeMessageQueueTable(entries)));
+  // 5.x adds the topic's put rate over the last minute (older clients ignore the field).
+  const body = encodeMessageQueueTable(entries, { topicPutTps: new JavaDouble(ctx.stats.topicPuts.tpsInMinute(topic)) });
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(body));
 }
 
 function getSystemTopicList(ctx: BrokerContext): RemotingCommand {

@@ -100,6 +100,7 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
 
   let result: PutResult;
   let transactionId: string | undefined;
+  let storedTopic = header.topic;
   if (req.code === RequestCode.SEND_BATCH_MESSAGE) {
     if (header.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
       return createResponse(ResponseCode.MESSAGE_ILLEGAL, `batch request does not support retry group ${header.topic}`);
@@ -120,6 +121,7 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
     if (header.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
       const refused = routeRetryMessage(ctx, header, msg, req.version);
       if (refused) return refused;
+      storedTopic = msg.topic;
     }
     if (isHalfMessageSend(msg.propertiesString, msg.reconsumeTimes)) {
       if (ctx.config.rejectTransactionMessage) {
@@ -139,6 +141,7 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
   const res = putResultToResponse(result);
   if (res.code === ResponseCode.SUCCESS || isStoredButSlow(res.code)) {
     ctx.stats.msgPutTotal += result.messageCount;
+    ctx.stats.topicPuts.add(storedTopic, result.messageCount);
     res.extFields = {
       msgId: result.commitLogOffsets.map((o) => createOffsetMessageId(storeHost, o)).join(','),
       queueId: String(queueId),
