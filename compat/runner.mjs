@@ -373,6 +373,11 @@ class Results {
     return this.cells.get(scenario)?.get(col);
   }
 
+  /** Overwrites a cell (a retried reference-server scenario that passed the second time). */
+  replace(scenario, col, outcome) {
+    this.cells.get(scenario)?.set(col, outcome);
+  }
+
   failures() {
     let n = 0;
     for (const row of this.cells.values()) for (const c of row.values()) if (c.status === 'FAIL') n++;
@@ -609,6 +614,27 @@ async function main() {
         }));
         // a skip/fail reason arrives after the --- line: report the final reasons only in the matrix
         finishSuite(results, 'go', c, list, seen, r, 'go/run.sh');
+        // An official server is the reference, not what is tested: a stock client's timing flake against it gets one
+        // retry of the failed scenarios (seen once: official 5.3.3 lost half of a group's offsets from a
+        // Go consumer's shutdown commit). The matrix keeps the first failure's reason. Ours gets no retry.
+        const failed = list.filter((s) => results.get(s, c)?.status === 'FAIL');
+        if (spec.kind === 'official' && failed.length > 0 && failed.length <= 2) {
+          progress(`${c}: retrying ${failed.join(', ')} once (reference server)`);
+          const again = new Map();
+          await timed(`${c}: retry`, () => run('bash', [GO_RUN, ns, '-run', `^(${failed.join('|')})$`], {
+            env: { RUN_ID: `r${Date.now().toString(36)}` },
+            logFile: path.join(logDir, `${server.label}-go-retry.log`),
+            onLine: goLineParser((o) => {
+              again.set(o.name, o);
+              progress(`  retry ${o.status} ${o.name} (${o.seconds}s)`);
+            }),
+          }));
+          for (const name of failed) {
+            const o = again.get(name);
+            const first = results.get(name, c);
+            if (o?.status === 'PASS') results.replace(name, c, { status: 'PASS', reason: `passed on retry; first run: ${first.reason.split('\n')[0]}`, seconds: o.seconds });
+          }
+        }
       }
 
       // ---- restart phases: produce with every Java client, restart the server on its store, consume
