@@ -78,7 +78,8 @@ const CFG = {
 function officialJvm() {
   const G1 = '-XX:+UseG1GC -XX:G1HeapRegionSize=16m -XX:G1ReservePercent=25 -XX:InitiatingHeapOccupancyPercent=30 -XX:SoftRefLRUPolicyMSPerMB=0';
   const scriptsFit = (8 + 4) * 1024 ** 3 <= 0.6 * os.totalmem();
-  if (!env.BENCH_OFFICIAL_HEAP && !env.BENCH_OFFICIAL_NS_HEAP && scriptsFit) {
+  const heapFromEnv = Boolean(env.BENCH_OFFICIAL_HEAP || env.BENCH_OFFICIAL_NS_HEAP);
+  if (!heapFromEnv && scriptsFit) {
     return {
       officialJvmProfile: 'start scripts',
       brokerJvm: `-Xms8g -Xmx8g -Xmn4g ${G1} -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=15g -XX:-UseLargePages`,
@@ -88,7 +89,7 @@ function officialJvm() {
   const broker = env.BENCH_OFFICIAL_HEAP || '1g';
   const namesrv = env.BENCH_OFFICIAL_NS_HEAP || '256m';
   return {
-    officialJvmProfile: env.BENCH_OFFICIAL_HEAP || env.BENCH_OFFICIAL_NS_HEAP ? 'heap from the environment' : 'small heap (the start scripts\' 8 + 4 GiB take more than 60% of RAM)',
+    officialJvmProfile: heapFromEnv ? 'heap from the environment' : 'small heap (the start scripts\' 8 + 4 GiB take more than 60% of RAM)',
     brokerJvm: `-Xms${broker} -Xmx${broker}`,
     namesrvJvm: `-Xms${namesrv} -Xmx${namesrv}`,
   };

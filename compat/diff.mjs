@@ -10,8 +10,9 @@
 // Normalised before comparing (legitimately different between two servers): the port of any ip:port string
 // (broker addresses), timestamps (> 0 becomes "<time>"; 0 stays 0, so "never" still has to agree), consumeTps and
 // 5.x topicPutTps (rates over the last minute, from counters each broker samples every 10 s on its own clock: the
-// same sends give 0 or 2.4 depending on where the samples fall). Everything else must be equal, except the documented 4.9.x/5.x differences below
-// when comparing with a 4.9.x broker: where 4.9.x and 5.x disagree, ours follows 5.x.
+// same sends give 0 or 2.4 depending on where the samples fall). Everything else must be equal, except the
+// documented 4.9.x/5.x differences below when comparing with a 4.9.x broker: where 4.9.x and 5.x disagree, ours
+// follows 5.x.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -601,16 +601,18 @@ async function main() {
         const c = col('go');
         const list = goScenarioList();
         for (const s of list) results.expect('go', s);
+        /** One go/run.sh against this server (fresh topic/group names); `onOutcome` gets every --- line. */
+        const runGo = (extraArgs, logName, onOutcome) => run('bash', [GO_RUN, ns, ...extraArgs], {
+          env: { RUN_ID: `r${Date.now().toString(36)}` },
+          logFile: path.join(logDir, `${server.label}-${logName}.log`),
+          onLine: goLineParser(onOutcome),
+        });
         progress(`${c}: go/run.sh ${ns}`);
         const seen = new Set();
-        const r = await timed(`${c}`, () => run('bash', [GO_RUN, ns], {
-          env: { RUN_ID: `r${Date.now().toString(36)}` },
-          logFile: path.join(logDir, `${server.label}-go.log`),
-          onLine: goLineParser((o) => {
-            seen.add(o.name);
-            results.record('go', o.name, c, o.status, o.reason, o.seconds);
-            progress(`  ${o.status} ${o.name} (${o.seconds}s)`);
-          }),
+        const r = await timed(`${c}`, () => runGo([], 'go', (o) => {
+          seen.add(o.name);
+          results.record('go', o.name, c, o.status, o.reason, o.seconds);
+          progress(`  ${o.status} ${o.name} (${o.seconds}s)`);
         }));
         // a skip/fail reason arrives after the --- line: report the final reasons only in the matrix
         finishSuite(results, 'go', c, list, seen, r, 'go/run.sh');
@@ -621,13 +623,9 @@ async function main() {
         if (spec.kind === 'official' && failed.length > 0 && failed.length <= 2) {
           progress(`${c}: retrying ${failed.join(', ')} once (reference server)`);
           const again = new Map();
-          await timed(`${c}: retry`, () => run('bash', [GO_RUN, ns, '-run', `^(${failed.join('|')})$`], {
-            env: { RUN_ID: `r${Date.now().toString(36)}` },
-            logFile: path.join(logDir, `${server.label}-go-retry.log`),
-            onLine: goLineParser((o) => {
-              again.set(o.name, o);
-              progress(`  retry ${o.status} ${o.name} (${o.seconds}s)`);
-            }),
+          await timed(`${c}: retry`, () => runGo(['-run', `^(${failed.join('|')})$`], 'go-retry', (o) => {
+            again.set(o.name, o);
+            progress(`  retry ${o.status} ${o.name} (${o.seconds}s)`);
           }));
           for (const name of failed) {
             const o = again.get(name);

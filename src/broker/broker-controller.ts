@@ -1,4 +1,3 @@
-import { SAMPLE_INTERVAL_MS as TOPIC_PUT_SAMPLE_INTERVAL_MS, TopicPutStats } from './topic-put-stats.js';
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
@@ -32,6 +31,7 @@ import { TimerMessageService } from './timer/timer-message-service.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
 import { TransactionCheckService } from './transaction/transaction-check-service.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
+import { SAMPLE_INTERVAL_MS as TOPIC_PUT_SAMPLE_INTERVAL_MS, TopicPutStats } from './topic-put-stats.js';
 
 export interface Broker {
   start(): Promise<void>;

@@ -12,6 +12,7 @@ import type { SubscriptionGroupManager } from './subscription/subscription-group
 import type { TimerMessageService } from './timer/timer-message-service.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
+import type { TopicPutStats } from './topic-put-stats.js';
 
 /** Everything a broker processor may reach. Processors never touch sockets or files directly. */
 export interface BrokerContext {
@@ -46,4 +47,3 @@ export interface BrokerStats {
 }
 
 export type { Connection };
-import type { TopicPutStats } from './topic-put-stats.js';

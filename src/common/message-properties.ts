@@ -90,6 +90,13 @@ export interface SendProperties {
   cluster?: string;
 }
 
+const SEND_PROPERTY_FIELDS = new Map<string, { key: keyof SendProperties; bit: number }>([
+  [MessageConst.TAGS, { key: 'tags', bit: 1 }],
+  [MessageConst.KEYS, { key: 'keys', bit: 2 }],
+  [MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, { key: 'uniqKey', bit: 4 }],
+  [MessageConst.CLUSTER, { key: 'cluster', bit: 8 }],
+]);
+
 /**
  * TAGS, KEYS, UNIQ_KEY and CLUSTER in one scan of a properties string, with getProperty's rules (the first
  * occurrence of a name counts; an empty value reads as absent).
@@ -104,7 +111,7 @@ export function readSendProperties(s: string): SendProperties {
     const sep = s.indexOf(NAME_VALUE_SEPARATOR, pos);
     if (sep >= 0 && sep < end) {
       const name = s.slice(pos, sep);
-      const field = SEND_PROPERTY_FIELDS[name];
+      const field = SEND_PROPERTY_FIELDS.get(name);
       if (field !== undefined && (seen & field.bit) === 0) {
         seen |= field.bit;
         if (end > sep + 1) out[field.key] = s.slice(sep + 1, end);
@@ -114,13 +121,3 @@ export function readSendProperties(s: string): SendProperties {
   }
   return out;
 }
-
-const SEND_PROPERTY_FIELDS: Readonly<Record<string, { key: keyof SendProperties; bit: number } | undefined>> = Object.assign(
-  Object.create(null) as Record<string, { key: keyof SendProperties; bit: number }>,
-  {
-    [MessageConst.TAGS]: { key: 'tags', bit: 1 },
-    [MessageConst.KEYS]: { key: 'keys', bit: 2 },
-    [MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX]: { key: 'uniqKey', bit: 4 },
-    [MessageConst.CLUSTER]: { key: 'cluster', bit: 8 },
-  },
-);

@@ -135,7 +135,8 @@ async function readRecords(
   commitLog: CommitLog, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
-  const spans: Array<{ start: number; end: number; first: number; last: number }> = [];
+  // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
+  const spans: Array<{ start: number; end: number; first: number; last: number; likelyCached: boolean }> = [];
   for (let i = 0; i < offsets.length; i++) {
     const off = offsets[i]!;
     const size = sizes[i]!;
@@ -145,7 +146,8 @@ async function readRecords(
       continue;
     }
     const span = spans[spans.length - 1];
-    const mergeGap = commitLog.isInMemory(off, memoryBudgetBytes) ? CACHED_READ_MERGE_GAP_BYTES : COLD_READ_MERGE_GAP_BYTES;
+    const inMemory = commitLog.isInMemory(off, memoryBudgetBytes);
+    const mergeGap = inMemory ? CACHED_READ_MERGE_GAP_BYTES : COLD_READ_MERGE_GAP_BYTES;
     if (
       span && Math.floor(span.start / segmentSize) === Math.floor(off / segmentSize) &&
       off - span.end <= mergeGap && off + size - span.start <= COLD_READ_MAX_SPAN_BYTES
@@ -153,11 +155,11 @@ async function readRecords(
       span.end = off + size;
       span.last = i;
     } else {
-      spans.push({ start: off, end: off + size, first: i, last: i });
+      spans.push({ start: off, end: off + size, first: i, last: i, likelyCached: inMemory });
     }
   }
   await Promise.all(spans.map(async (s) => {
-    const buf = await commitLog.read(s.start, s.end - s.start, commitLog.isInMemory(s.start, memoryBudgetBytes));
+    const buf = await commitLog.read(s.start, s.end - s.start, s.likelyCached);
     if (!buf) return;
     for (let i = s.first; i <= s.last; i++) {
       if (out[i]) continue;
