@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { parseDeleteWhen, type StoreConfig } from './config.js';
 import type { CommitLog } from './commit-log/commit-log.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
+import type { Segment } from './segment.js';
 
 /** The fields of fs.statfs the disk guard uses. */
 export interface StatFsLike {
@@ -237,36 +238,60 @@ export class StoreCleaner {
    * MappedFileQueue.deleteExpiredFileByTime: oldest first, stopping at the first file that is not expired (no
    * holes); never the file holding the newest byte nor the preallocated one after it; at most
    * deleteFileBatchMax per run. `cleanAtOnce` ignores expiry (the disk is nearly full).
+   *
+   * Unlike Java, which corrects the consume queues only after the whole batch (CleanConsumeQueueService runs
+   * after CleanCommitLogService, up to deleteFileBatchMax × deleteCommitLogFilesInterval later), every queue's
+   * min is raised past the doomed files before the first of them leaves the log: a queue's min never points
+   * at a deleted record, so a pull below it is always told PULL_OFFSET_MOVED, never MESSAGE_WAS_REMOVING.
    */
   async deleteExpiredCommitLogFiles(expiredMs: number, cleanAtOnce: boolean): Promise<number> {
     const { config, commitLog, logger } = this.d;
-    const { env } = this;
+    const doomed = await this.expiredCommitLogFiles(expiredMs, cleanAtOnce);
+    if (doomed.length === 0) return 0;
+    await this.raiseQueueMins(doomed[doomed.length - 1]!.endOffset);
     let deleted = 0;
-    while (deleted < config.deleteFileBatchMax && !this.stopped) {
-      const first = commitLog.segments[0];
-      const newestByte = Math.max(commitLog.writtenOffset - 1, commitLog.minOffset);
-      if (!first || commitLog.segments.length < 2 || first.endOffset > newestByte) break;
-      let mtimeMs: number;
-      try {
-        mtimeMs = await env.fileMtimeMs(first.filePath);
-      } catch (err) {
-        logger.warn({ err, file: first.filePath }, 'clean-up: cannot stat commit-log file');
-        break;
-      }
-      if (env.now() < mtimeMs + expiredMs && !cleanAtOnce) break;
-      if (commitLog.segments[0] !== first) break;
+    for (const file of doomed) {
+      if (this.stopped || commitLog.segments[0] !== file) break;
       // Readers find segments by offset from the first one, so dropping the head moves the log's min.
       commitLog.segments.shift();
       deleted++;
-      logger.info({ file: first.filePath, minPhyOffset: commitLog.minOffset, forced: cleanAtOnce }, 'clean-up: deleting commit-log file');
-      await first.destroyWhenIdle(config.destroyMapedFileIntervalForcibly).catch((err: unknown) => {
-        logger.warn({ err, file: first.filePath }, 'clean-up: deleting a commit-log file failed');
+      logger.info({ file: file.filePath, minPhyOffset: commitLog.minOffset, forced: cleanAtOnce }, 'clean-up: deleting commit-log file');
+      await file.destroyWhenIdle(config.destroyMapedFileIntervalForcibly).catch((err: unknown) => {
+        logger.warn({ err, file: file.filePath }, 'clean-up: deleting a commit-log file failed');
       });
-      if (config.deleteCommitLogFilesInterval > 0 && deleted < config.deleteFileBatchMax) {
-        await sleep(config.deleteCommitLogFilesInterval);
-      }
+      if (config.deleteCommitLogFilesInterval > 0 && deleted < doomed.length) await sleep(config.deleteCommitLogFilesInterval);
     }
     return deleted;
+  }
+
+  /** The leading commit-log files this run may delete (expired, or any with `cleanAtOnce`), oldest first. */
+  private async expiredCommitLogFiles(expiredMs: number, cleanAtOnce: boolean): Promise<Segment[]> {
+    const { config, commitLog, logger } = this.d;
+    const newestByte = Math.max(commitLog.writtenOffset - 1, commitLog.minOffset);
+    const out: Segment[] = [];
+    // The last segment holds the newest byte (or is the preallocated next one): never a candidate.
+    for (let i = 0; i < commitLog.segments.length - 1 && out.length < config.deleteFileBatchMax; i++) {
+      const file = commitLog.segments[i]!;
+      if (file.endOffset > newestByte) break;
+      let mtimeMs: number;
+      try {
+        mtimeMs = await this.env.fileMtimeMs(file.filePath);
+      } catch (err) {
+        logger.warn({ err, file: file.filePath }, 'clean-up: cannot stat commit-log file');
+        break;
+      }
+      if (this.env.now() < mtimeMs + expiredMs && !cleanAtOnce) break;
+      out.push(file);
+    }
+    return out;
+  }
+
+  /** Raises every consume queue's min to its first entry at or after `minPhyOffset` (Java correctMinOffset). */
+  private async raiseQueueMins(minPhyOffset: number): Promise<void> {
+    for (const cq of [...this.d.cqStore.all()]) {
+      if (this.stopped) return;
+      await cq.correctMinOffset(minPhyOffset);
+    }
   }
 
   /** CleanConsumeQueueService.deleteExpiredFiles: runs once per advance of the commit-log minimum. */
@@ -294,8 +319,7 @@ export class StoreCleaner {
   /** At start-up (Java recoverTopicQueueTable): every queue's min moves to the commit log's min. */
   async correctConsumeQueueMins(): Promise<void> {
     const min = this.d.commitLog.minOffset;
-    if (min <= 0) return;
-    for (const cq of [...this.d.cqStore.all()]) await cq.correctMinOffset(min);
+    if (min > 0) await this.raiseQueueMins(min);
   }
 }
 

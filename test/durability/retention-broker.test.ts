@@ -53,8 +53,9 @@ beforeAll(async () => {
     expect(res.code).toBe(ResponseCode.SUCCESS);
     bodies.push(body);
   }
-  // Consume-queue files are deleted only once synced (flushIntervalConsumeQueue is 1 s).
-  await new Promise((r) => setTimeout(r, 1500));
+  // Consume-queue files are deleted only once written and synced.
+  await store.cqStore.drainWrites();
+  await store.cqStore.flushAll();
 });
 
 afterAll(async () => {

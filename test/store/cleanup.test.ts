@@ -68,8 +68,9 @@ async function fill(store: DefaultMessageStore, count: number): Promise<PutResul
     expect(r.status).toBe('PUT_OK');
     out.push(r);
   }
-  // Let the consume queues reach the disk (clean-up only deletes synced consume-queue files).
-  await new Promise((r) => setTimeout(r, 150));
+  // The consume queues on disk and synced (clean-up only deletes synced consume-queue files).
+  await store.cqStore.drainWrites();
+  await store.cqStore.flushAll();
   return out;
 }
 
@@ -191,6 +192,59 @@ describe('retention', () => {
     await store.shutdown();
   });
 
+  it('raises every queue min before a commit-log file goes: a pull below it is moved, never sent to a removed record', async () => {
+    // Java deletes up to deleteFileBatchMax files deleteCommitLogFilesInterval apart and corrects the queues only
+    // afterwards; in between, a consumer at the old min read entries whose records were gone. Watch every turn
+    // of the event loop while a forced clean-up deletes ten files 20 ms apart.
+    const store = await open({ deleteCommitLogFilesInterval: 20 });
+    try {
+      const sent = await fill(store, 300);
+      fake.usedPercent = 86;
+      let stop = false;
+      const seen = new Set<number>();
+      const watcher = (async () => {
+        while (!stop) {
+          const minPhy = store.getMinPhyOffset();
+          if (minPhy > 0 && !seen.has(minPhy)) {
+            seen.add(minPhy);
+            for (let q = 0; q < 2; q++) {
+              const min = store.getMinOffsetInQueue('Ret', q);
+              const mine = sent.filter((_, i) => i % 2 === q);
+              expect(mine[min]!.commitLogOffset, `queue ${q} min ${min} at log min ${minPhy}`).toBeGreaterThanOrEqual(minPhy);
+              const below = await store.getMessage('Ret', q, 0, 4, 1 << 20);
+              expect(below.status, `queue ${q} at log min ${minPhy}`).toBe('OFFSET_TOO_SMALL');
+            }
+          }
+          await new Promise((r) => setImmediate(r));
+        }
+      })();
+      const run = await store.cleaner.runOnce();
+      stop = true;
+      await watcher;
+      expect(run.commitLogFilesDeleted).toBe(10);
+      expect(seen.size).toBe(10); // every intermediate min was checked
+      await expectMinConsistent(store, sent);
+    } finally {
+      await store.shutdown();
+    }
+  });
+
+  it('a restart on a store whose oldest commit-log files were removed by hand moves every queue min past them', async () => {
+    let store = await open();
+    const sent = await fill(store, 200);
+    await store.shutdown();
+    const files = commitLogFiles();
+    for (const f of files.slice(0, 3)) fs.rmSync(path.join(root, 'commitlog', f));
+    store = await open();
+    try {
+      expect(store.getMinPhyOffset()).toBe(Number(files[3]));
+      expect(store.getMinOffsetInQueue('Ret', 0)).toBeGreaterThan(0);
+      await expectMinConsistent(store, sent);
+    } finally {
+      await store.shutdown();
+    }
+  });
+
   it('tells the index which commit-log offset is now the minimum', async () => {
     const store = await open({ deleteWhen: '10' });
     try {
@@ -286,7 +340,8 @@ describe('disk guard', () => {
     const store = await open();
     try {
       fake.usedPercent = 95;
-      const deadline = Date.now() + 3000;
+      // The timer looks every second; the deadline only bounds a broken timer.
+      const deadline = Date.now() + 20_000;
       while (!store.cleaner.diskFull && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(store.cleaner.diskFull).toBe(true);
     } finally {
