@@ -24,20 +24,20 @@
 // (+ raw logs in compat/results/<name>-logs/), exits 1 on any FAIL, 2 on usage errors.
 // Adding a scenario is adding a file: a JUnit class in compat/java/src/test/java/compat/scenarios, a *_test.go in
 // compat/go. Plain Node >= 20, no dependencies.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { caseName as storeCaseName } from './store-compat.mjs';
+import {
+  OfficialServer, OursServer, children, killTree, pickPorts, run, sleep, usedPorts,
+} from './lib/servers.mjs';
 import { GROUPS as DIFF_GROUPS, compareDumps, report as diffReport } from './diff.mjs';
 
 const COMPAT = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(COMPAT, '..');
 const JAVA_RUN = path.join(COMPAT, 'java/run.sh');
 const GO_RUN = path.join(COMPAT, 'go/run.sh');
-const OFFICIAL = path.join(COMPAT, 'official/official.sh');
 const MQADMIN_TEST = 'test/integration/mqadmin.test.ts';
 
 /**
@@ -95,246 +95,6 @@ function parseArgs(argv) {
   }
   if (!servers.length || !clients.length) usage('nothing to run');
   return { ...o, clients, servers };
-}
-
-// ------------------------------------------------------------------ processes
-
-const children = new Set();
-
-/**
- * Runs a command, tee-ing its output into `logFile` and handing each complete line to `onLine`.
- * Resolves { code, output }.
- */
-function run(cmd, args, { logFile, onLine, env, timeoutMs = 0, cwd = ROOT } = {}) {
-  return new Promise((resolve) => {
-    // own process group: a timeout or Ctrl-C ends the whole tree (run.sh -> java, go test -> test binary)
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    children.add(child);
-    const log = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
-    let output = '';
-    const partial = { out: '', err: '' };
-    const feed = (which) => (b) => {
-      const s = b.toString();
-      log?.write(s);
-      output += s;
-      if (output.length > 4_000_000) output = output.slice(-2_000_000);
-      partial[which] += s;
-      const lines = partial[which].split('\n');
-      partial[which] = lines.pop();
-      for (const l of lines) onLine?.(l, which);
-    };
-    child.stdout.on('data', feed('out'));
-    child.stderr.on('data', feed('err'));
-    const timer = timeoutMs ? setTimeout(() => killTree(child, 'SIGKILL'), timeoutMs) : null;
-    child.on('error', (err) => {
-      output += `\n${err}\n`;
-    });
-    child.on('close', (code, signal) => {
-      if (timer) clearTimeout(timer);
-      children.delete(child);
-      for (const w of ['out', 'err']) if (partial[w]) onLine?.(partial[w], w);
-      onLine?.(null, 'out');
-      log?.end();
-      resolve({ code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 9) : 1), output });
-    });
-  });
-}
-
-function killTree(child, sig) {
-  try {
-    process.kill(-child.pid, sig);
-  } catch {
-    try {
-      child.kill(sig);
-    } catch {
-      /* gone */
-    }
-  }
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// ------------------------------------------------------------------ ports
-
-function portFree(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    // 0.0.0.0: also collides with anything bound to 127.0.0.1:port (4.9.x brokers bind the wildcard)
-    s.listen({ port, host: '0.0.0.0', exclusive: true }, () => s.close(() => resolve(true)));
-  });
-}
-
-/**
- * Nameserver port N and broker port B (B-2 = VIP, B+1 = HA also free), all below 32768, none of `exclude`
- * (ports picked for a server that is not listening yet).
- */
-async function pickPorts(exclude = []) {
-  for (let i = 0; i < 200; i++) {
-    const ns = 20000 + Math.floor(Math.random() * 6000);
-    const b = ns + 1000 + Math.floor(Math.random() * 5000);
-    const all = [ns, b - 2, b - 1, b, b + 1];
-    let ok = !all.some((p) => exclude.includes(p));
-    for (const p of all) if (ok && !(await portFree(p))) ok = false;
-    if (ok) return { ns, broker: b };
-  }
-  throw new Error('no free ports found below 32768');
-}
-
-// ------------------------------------------------------------------ servers
-
-/** All ports a server uses (for pickPorts' exclude list). */
-const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.broker - 1, ports.broker, ports.broker + 1] : []);
-
-/**
- * Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). `name` names its store and log
- * (several may run at once), `extraArgs` are more --key=value settings.
- */
-class OursServer {
-  constructor(tmp, logDir, { name = 'ours', extraArgs = [] } = {}) {
-    this.label = 'ours';
-    this.name = name;
-    this.extraArgs = extraArgs;
-    this.store = path.join(tmp, `store-${name}`);
-    this.logFile = path.join(logDir, `server-${name}.log`);
-    this.proc = null;
-  }
-
-  async start() {
-    if (!this.ports) this.ports = await pickPorts();
-    const main = path.join(ROOT, 'dist/main.js');
-    if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
-    fs.mkdirSync(this.store, { recursive: true });
-    const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
-      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
-    for (let attempt = 1; ; attempt++) {
-      const res = await this.#launch(args);
-      if (res === true) return;
-      if (/EADDRINUSE/.test(res) && attempt < 6) {
-        await sleep(2000);
-        continue;
-      }
-      throw new Error(`our server did not start: ${res.slice(-2000)}`);
-    }
-  }
-
-  #launch(args) {
-    return new Promise((resolve) => {
-      const log = fs.createWriteStream(this.logFile, { flags: 'a' });
-      log.write(`\n==== ${new Date().toISOString()} node ${args.join(' ')}\n`);
-      const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      children.add(child);
-      let seen = '';
-      let done = false;
-      const finish = (v) => {
-        if (!done) {
-          done = true;
-          clearTimeout(timer);
-          resolve(v);
-        }
-      };
-      const timer = setTimeout(() => {
-        killTree(child, 'SIGKILL');
-        finish(`no ready line after 90 s\n${seen}`);
-      }, 90_000);
-      const onData = (b) => {
-        log.write(b);
-        if (done) return;
-        seen += b.toString();
-        if (seen.length > 200_000) seen = seen.slice(-100_000);
-        if (/rocketmq-ts ready: /.test(seen)) {
-          this.proc = child;
-          finish(true);
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('close', (code, signal) => {
-        children.delete(child);
-        log.end(`==== exited code=${code} signal=${signal}\n`);
-        if (this.proc === child) this.proc = null;
-        finish(`exited (code ${code}, signal ${signal}) before ready\n${seen}`);
-      });
-    });
-  }
-
-  async stop() {
-    const child = this.proc;
-    if (!child) return;
-    const closed = new Promise((r) => child.once('close', r));
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await closed;
-    clearTimeout(t);
-  }
-
-  async restart() {
-    await this.stop();
-    await this.start();
-  }
-
-  describe() {
-    return `rocketmq-ts (dist/main.js${this.extraArgs.length ? ` ${this.extraArgs.join(' ')}` : ''}) ` +
-      `ns=127.0.0.1:${this.ports.ns} broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
-  }
-}
-
-/**
- * Official Apache RocketMQ through compat/official/official.sh (start/stop on one store dir). `name` names its store
- * and log, `extra` are more broker.properties lines (OFFICIAL_BROKER_EXTRA).
- */
-class OfficialServer {
-  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '' } = {}) {
-    this.version = version;
-    this.label = `official-${version}`;
-    this.extra = extra;
-    this.store = path.join(tmp, `store-${name}`);
-    this.logFile = path.join(logDir, `server-${name}.log`);
-    this.started = false;
-  }
-
-  async prepare() {
-    const r = await run('bash', [OFFICIAL, 'fetch', this.version], { logFile: this.logFile });
-    if (r.code !== 0) throw new Error(`official.sh fetch ${this.version} failed:\n${r.output.slice(-2000)}`);
-    const v = await run('bash', [OFFICIAL, 'version', this.version]);
-    this.concrete = v.output.trim().split('\n').pop();
-  }
-
-  async start() {
-    if (!this.ports) this.ports = await pickPorts();
-    fs.mkdirSync(this.store, { recursive: true });
-    const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
-      { logFile: this.logFile, env: this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {} });
-    if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
-      throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
-    }
-    this.started = true;
-  }
-
-  async stop() {
-    if (!this.started) return;
-    await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
-    this.started = false;
-  }
-
-  async restart() {
-    await this.stop();
-    await this.start();
-  }
-
-  describe() {
-    return `Apache RocketMQ ${this.concrete ?? this.version} (official.sh${this.extra ? `, ${this.extra.replace(/\n/g, ' ')}` : ''}) ns=127.0.0.1:${this.ports.ns} ` +
-      `broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
-  }
 }
 
 // ------------------------------------------------------------------ results
@@ -706,6 +466,7 @@ async function main() {
   }
 
   if (!interrupted) await runStoreMoves({ opts, javaClients, results, logDir, tmp, timed });
+  if (!interrupted) await runRetentionDiff({ opts, javaClients, results, logDir, timed });
 
   if (opts.keep) progress(`stores kept in ${tmp}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
@@ -911,6 +672,42 @@ async function runStoreMoves({ opts, javaClients, results, logDir, tmp, timed })
   }
 }
 
+/**
+ * Retention side by side (compat/retention-diff.mjs): per official version, the official broker and ours delete
+ * their oldest commit-log files under the same settings and answer the same probes below, at and around the new
+ * min (raw remoting frames). One row, retention:offset-moved, in the column of the store moves.
+ */
+async function runRetentionDiff({ opts, javaClients, results, logDir, timed }) {
+  const versions = opts.servers.filter((s) => s.kind === 'official').map((s) => s.version);
+  if (!versions.length || !javaClients.length) return;
+  const name = 'retention:offset-moved';
+  results.expect('retention', name);
+  for (const version of versions) {
+    const col = `java ${javaClients[0].version} × official-${version}`;
+    if (opts.quick) {
+      results.record('retention', name, col, 'SKIP', '--quick: retention probe not run');
+      continue;
+    }
+    const json = path.join(logDir, `retention-${version}.json`);
+    const args = [path.join(COMPAT, 'retention-diff.mjs'), `--version=${version}`, `--json=${json}`, `--log-dir=${path.join(logDir, `retention-${version}`)}`];
+    progress(`retention probe: node ${path.relative(ROOT, args[0])} ${args.slice(1).join(' ')}`);
+    const r = await timed(`retention probe ${version}`, () => run(process.execPath, args, {
+      logFile: path.join(logDir, `retention-${version}.log`),
+      onLine: (l) => {
+        if (l !== null && l.trim()) progress(`  ${l.replace(/^\[retention-diff [\d:]+\] /, '')}`);
+      },
+    }));
+    let res = null;
+    try {
+      res = JSON.parse(fs.readFileSync(json, 'utf8')).results[0];
+    } catch {
+      /* no report */
+    }
+    if (res) results.record('retention', name, col, res.status, res.reason, res.seconds);
+    else results.record('retention', name, col, 'FAIL', `no outcome (retention-diff.mjs exited ${r.code}${lastWords(r.output)})`);
+  }
+}
+
 async function runMqadmin(results, c, logDir, timed) {
   const out = path.join(logDir, 'mqadmin-vitest.json');
   progress(`${c}: vitest run ${MQADMIN_TEST}`);
@@ -943,7 +740,7 @@ async function runMqadmin(results, c, logDir, timed) {
 
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'mqadmin', 'store'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'mqadmin', 'store', 'retention'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));
