@@ -124,15 +124,22 @@ describe('timer messages under load', () => {
 
     const seen = new Set<string>();
     let lastOut = 0;
+    let direct = 0;
     for (let off = 0; off < n;) {
       const res = await store.getMessage('LoadCap', 0, off, 1000, 64 * 1024 * 1024);
       expect(res.status).toBe('FOUND');
       for (const buf of res.records) {
         const rec = decodeRecord(buf);
         const p = parseProperties(rec.propertiesString);
-        const out = Number(p.get('TIMER_OUT_MS'));
-        expect(out).toBeGreaterThanOrEqual(lastOut);
-        lastOut = out;
+        if (p.has('TIMER_OUT_MS')) {
+          const out = Number(p.get('TIMER_OUT_MS'));
+          expect(out).toBeGreaterThanOrEqual(lastOut);
+          lastOut = out;
+        } else {
+          // Already due when the hook saw it (the process was starved for over 500 ms between building and
+          // putting it): stored directly, as Java does; it must still not be early (checked below).
+          direct++;
+        }
         const key = p.get('UNIQ_KEY')!;
         expect(seen.has(key)).toBe(false);
         seen.add(key);
@@ -141,9 +148,10 @@ describe('timer messages under load', () => {
       off = res.nextBeginOffset;
     }
     expect(seen.size).toBe(n);
+    if (direct > 0) console.log(`[timer-load] ${direct} of ${n} timers were already due at put time and stored directly`);
     await new Promise((r) => setTimeout(r, 300));
     expect(store.getMaxOffsetInQueue('LoadCap', 0)).toBe(n);
-    expect(svc.status().pendingFrom).toBe(n);
+    expect(svc.status().pendingFrom).toBe(n - direct); // every parked one was taken off the wheel
   }, 120_000);
 
   it('re-parks an old far-future timer when the tracked span gets too wide', async () => {
