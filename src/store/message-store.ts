@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type {
-  DispatchedEntry, GetResult, MessageStore, MessageToStore, PutResult, PutStatus, QueryMessageResult, QueueEntry,
-  TagsCodeFilter,
+  DispatchedEntry, GetResult, MessageFilter, MessageStore, MessageToStore, PutResult, PutStatus, QueryMessageResult,
+  QueueEntry,
 } from './types.js';
 import { CQ_UNIT_SIZE, OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from './config.js';
 import { CommitLog, type PreparedMessage } from './commit-log/commit-log.js';
@@ -350,7 +350,7 @@ export class DefaultMessageStore implements MessageStore {
 
   getMessage(
     topic: string, queueId: number, queueOffset: number, maxMsgNums: number, maxTotalBytes: number,
-    filter?: TagsCodeFilter,
+    filter?: MessageFilter,
   ): Promise<GetResult> {
     return getMessage(this.getCtx, topic, queueId, queueOffset, maxMsgNums, maxTotalBytes, filter);
   }
