@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { DispatchedEntry } from './types.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
 import type { IndexService } from './index/index-service.js';
+import type { WrittenRecord } from './commit-log/port.js';
 import { isQueuedTransactionType, type DecodedRecord } from './record.js';
 import { javaStringHashCode } from '../common/java-hash.js';
 import { TIMER_TOPIC, timerTagsCode } from './timer-topic.js';
@@ -52,15 +53,6 @@ export function tagsCodeOfTags(tags: string | undefined): number {
 }
 
 export type DispatchListener = (entry: DispatchedEntry) => void;
-
-/** What the commit log reports for each written record: the consume-queue entry plus what the index needs. */
-export interface WrittenRecord extends DispatchedEntry {
-  /** Gets a consume-queue entry (tx NOT / COMMIT); others only go to the index. */
-  queued: boolean;
-  sysFlag: number;
-  keys: string | undefined;
-  uniqKey: string | undefined;
-}
 
 /** MessageToStore.keys / uniqKey, read from the properties when the caller filled in neither. */
 export function indexKeysOf(msg: { keys?: string; uniqKey?: string; propertiesString: string }): { keys?: string; uniqKey?: string } {

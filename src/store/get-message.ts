@@ -10,7 +10,7 @@
 import type { GetResult, GetStatus, MessageFilter } from './types.js';
 import type { StoreConfig } from './config.js';
 import { CQ_UNIT_SIZE } from './config.js';
-import type { CommitLog } from './commit-log/commit-log.js';
+import type { CommitLogPort } from './commit-log/port.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
 import { readInt64, readRecordProperties } from './record.js';
 
@@ -27,7 +27,7 @@ const CACHED_READ_MERGE_GAP_BYTES = 512;
 const COLD_READ_MAX_SPAN_BYTES = 4 * 1024 * 1024;
 
 export interface GetContext {
-  commitLog: CommitLog;
+  commitLog: CommitLogPort;
   cqStore: ConsumeQueueStore;
   config: StoreConfig;
   /** Bytes behind the log end still counted as "in memory" (Java: RAM × accessMessageInMemoryMaxRatio). */
@@ -240,7 +240,7 @@ function matchesByCommitLog(match: NonNullable<MessageFilter['isMatchedByCommitL
 
 /** Records from the tail cache (zero-copy) or disk (nearby records merged into one read). */
 async function readRecords(
-  commitLog: CommitLog, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
+  commitLog: CommitLogPort, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
