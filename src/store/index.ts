@@ -1,4 +1,5 @@
-// Public entry of the store. The broker uses createMessageStore and the MessageStore interface.
+// Public entry of the store, and the only store module code outside src/store imports: createMessageStore, the
+// MessageStore interface and its types, and the record/topic helpers the broker shares with the store.
 import pino, { type Logger } from 'pino';
 import { resolveStoreConfig, type StoreConfigInput } from './config.js';
 import { DefaultMessageStore } from './message-store.js';
@@ -15,7 +16,10 @@ export { DefaultMessageStore, type StoreStats, type RecoveryStats } from './mess
 export type { CommitLogDeps, CommitLogFactory, CommitLogPort } from './commit-log/port.js';
 export { StoreCleaner, diskUsedRatio, DEFAULT_STORE_ENV, type StoreEnv, type StatFsLike, type CleanupRun } from './cleanup.js';
 export { MAX_PULL_TOTAL_BYTES } from './get-message.js';
-export { tagsCodeOf, tagsCodeOfTags, getProperty, SCHEDULE_TOPIC } from './dispatcher.js';
+export { tagsCodeOf, tagsCodeOfTags, SCHEDULE_TOPIC } from './dispatcher.js';
+export { getProperty } from './record-properties.js';
+export { CQ_PLACEHOLDER_SIZE } from './consume-queue/consume-queue.js';
+export { TIMER_OUT_MS, TIMER_TOPIC, timerActionMs, timerTagsCode } from './timer-topic.js';
 export * from './record.js';
 export { crc32, bodyCrc32 } from './crc32.js';
 

@@ -3,7 +3,7 @@ import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { RemotingServer, RequestContext } from '../../remoting/server.js';
 import { parseProperties } from '../../common/message-properties.js';
-import type { DispatchedEntry, GetResult } from '../../store/types.js';
+import type { DispatchedEntry, GetResult } from '../../store/index.js';
 import type { SubscriptionData } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { PutResult, PutStatus } from '../types.js';
-import { indexKeysOf } from '../dispatcher.js';
+import { indexKeysOf } from '../record-properties.js';
 import type { StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
