@@ -1,7 +1,7 @@
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import type { Connection } from '../remoting/connection.js';
-import type { MessageStore } from '../store/types.js';
+import type { MessageStore } from '../store/index.js';
 import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
 import type { RebalanceLockManager } from './client/rebalance-lock-manager.js';

@@ -1,4 +1,4 @@
-import type { HostAddress } from '../store/types.js';
+import type { HostAddress } from '../store/index.js';
 
 const hostHexCache = new WeakMap<HostAddress, string>();
 

@@ -1,7 +1,6 @@
 import { javaStringHashCode } from '../common/java-hash.js';
 import { MessageConst, encodeProperties } from '../common/message-properties.js';
-import type { DecodedRecord } from '../store/record.js';
-import type { MessageToStore } from '../store/types.js';
+import type { DecodedRecord, MessageToStore } from '../store/index.js';
 
 /**
  * A stored record put again (delay and timer delivery, send-back, transaction commit and check renewal): the body

@@ -4,9 +4,8 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { parseDeleteWhen, type StoreConfig } from './config.js';
-import type { CommitLog } from './commit-log/commit-log.js';
+import type { CommitLogFile, CommitLogPort } from './commit-log/port.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
-import type { Segment } from './segment.js';
 
 /** The fields of fs.statfs the disk guard uses. */
 export interface StatFsLike {
@@ -69,7 +68,7 @@ export interface CleanupRun {
 export interface StoreCleanerDeps {
   config: StoreConfig;
   logger: Logger;
-  commitLog: CommitLog;
+  commitLog: CommitLogPort;
   cqStore: ConsumeQueueStore;
   env: StoreEnv;
   /** Called after the commit-log minimum advanced and the consume queues followed (index-file deletion). */
@@ -251,9 +250,8 @@ export class StoreCleaner {
     await this.raiseQueueMins(doomed[doomed.length - 1]!.endOffset);
     let deleted = 0;
     for (const file of doomed) {
-      if (this.stopped || commitLog.segments[0] !== file) break;
-      // Readers find segments by offset from the first one, so dropping the head moves the log's min.
-      commitLog.segments.shift();
+      // Dropping the head file moves the log's min.
+      if (this.stopped || !commitLog.dropOldestFile(file)) break;
       deleted++;
       logger.info({ file: file.filePath, minPhyOffset: commitLog.minOffset, forced: cleanAtOnce }, 'clean-up: deleting commit-log file');
       await file.destroyWhenIdle(config.destroyMapedFileIntervalForcibly).catch((err: unknown) => {
@@ -265,13 +263,13 @@ export class StoreCleaner {
   }
 
   /** The leading commit-log files this run may delete (expired, or any with `cleanAtOnce`), oldest first. */
-  private async expiredCommitLogFiles(expiredMs: number, cleanAtOnce: boolean): Promise<Segment[]> {
+  private async expiredCommitLogFiles(expiredMs: number, cleanAtOnce: boolean): Promise<CommitLogFile[]> {
     const { config, commitLog, logger } = this.d;
     const newestByte = Math.max(commitLog.writtenOffset - 1, commitLog.minOffset);
-    const out: Segment[] = [];
-    // The last segment holds the newest byte (or is the preallocated next one): never a candidate.
-    for (let i = 0; i < commitLog.segments.length - 1 && out.length < config.deleteFileBatchMax; i++) {
-      const file = commitLog.segments[i]!;
+    const out: CommitLogFile[] = [];
+    // The last file holds the newest byte (or is the preallocated next one): never a candidate.
+    for (let i = 0; i < commitLog.files.length - 1 && out.length < config.deleteFileBatchMax; i++) {
+      const file = commitLog.files[i]!;
       if (file.endOffset > newestByte) break;
       let mtimeMs: number;
       try {

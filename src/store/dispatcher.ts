@@ -4,27 +4,14 @@ import type { Logger } from 'pino';
 import type { DispatchedEntry } from './types.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
 import type { IndexService } from './index/index-service.js';
+import type { WrittenRecord } from './commit-log/port.js';
 import { isQueuedTransactionType, type DecodedRecord } from './record.js';
 import { javaStringHashCode } from '../common/java-hash.js';
 import { TIMER_TOPIC, timerTagsCode } from './timer-topic.js';
+import { getProperty } from './record-properties.js';
 
 /** TopicValidator.RMQ_SYS_SCHEDULE_TOPIC */
 export const SCHEDULE_TOPIC = 'SCHEDULE_TOPIC_XXXX';
-const NAME_VALUE_SEPARATOR = '\u0001';
-const PROPERTY_SEPARATOR = '\u0002';
-
-/** Value of one property in a `k\x01v\x02` string (first occurrence), or undefined. */
-export function getProperty(propertiesString: string, name: string): string | undefined {
-  const key = name + NAME_VALUE_SEPARATOR;
-  let at = 0;
-  while (at < propertiesString.length) {
-    const end = propertiesString.indexOf(PROPERTY_SEPARATOR, at);
-    const stop = end < 0 ? propertiesString.length : end;
-    if (propertiesString.startsWith(key, at)) return propertiesString.slice(at + key.length, stop);
-    at = stop + 1;
-  }
-  return undefined;
-}
 
 /**
  * The consume-queue tagsCode of a stored record, as CommitLog.checkMessageAndReturnSize computes it:
@@ -52,22 +39,6 @@ export function tagsCodeOfTags(tags: string | undefined): number {
 }
 
 export type DispatchListener = (entry: DispatchedEntry) => void;
-
-/** What the commit log reports for each written record: the consume-queue entry plus what the index needs. */
-export interface WrittenRecord extends DispatchedEntry {
-  /** Gets a consume-queue entry (tx NOT / COMMIT); others only go to the index. */
-  queued: boolean;
-  sysFlag: number;
-  keys: string | undefined;
-  uniqKey: string | undefined;
-}
-
-/** MessageToStore.keys / uniqKey, read from the properties when the caller filled in neither. */
-export function indexKeysOf(msg: { keys?: string; uniqKey?: string; propertiesString: string }): { keys?: string; uniqKey?: string } {
-  if (msg.keys !== undefined || msg.uniqKey !== undefined) return msg;
-  if (msg.propertiesString.length === 0) return {};
-  return { keys: getProperty(msg.propertiesString, 'KEYS'), uniqKey: getProperty(msg.propertiesString, 'UNIQ_KEY') };
-}
 
 export class Dispatcher {
   private readonly listeners: DispatchListener[] = [];

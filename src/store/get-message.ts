@@ -4,13 +4,15 @@
 //   offset == max              -> OFFSET_OVERFLOW_ONE, next offset
 //   offset > max               -> OFFSET_OVERFLOW_BADLY, next max
 //   entries scanned            -> FOUND / NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING, next after the last scanned
+// A filter's two checks (MessageFilter) are applied while scanning, as Java applies them: rejected records are
+// passed over and count against neither maxMsgNums nor the byte limits.
 //   consume-queue unreadable   -> OFFSET_FOUND_NULL, next = start of the next consume-queue file
-import type { GetResult, GetStatus, TagsCodeFilter } from './types.js';
+import type { GetResult, GetStatus, MessageFilter } from './types.js';
 import type { StoreConfig } from './config.js';
 import { CQ_UNIT_SIZE } from './config.js';
-import type { CommitLog } from './commit-log/commit-log.js';
+import type { CommitLogPort } from './commit-log/port.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
-import { readInt64 } from './record.js';
+import { readInt64, readRecordProperties } from './record.js';
 
 /** Java caps a pull at 128 MiB; Java clients reject frames over 16 MiB, so stay well below that. */
 export const MAX_PULL_TOTAL_BYTES = 15 * 1024 * 1024;
@@ -25,7 +27,7 @@ const CACHED_READ_MERGE_GAP_BYTES = 512;
 const COLD_READ_MAX_SPAN_BYTES = 4 * 1024 * 1024;
 
 export interface GetContext {
-  commitLog: CommitLog;
+  commitLog: CommitLogPort;
   cqStore: ConsumeQueueStore;
   config: StoreConfig;
   /** Bytes behind the log end still counted as "in memory" (Java: RAM × accessMessageInMemoryMaxRatio). */
@@ -56,9 +58,9 @@ function isBatchFull(
 
 export async function getMessage(
   ctx: GetContext, topic: string, queueId: number, offset: number, maxMsgNums: number, maxTotalBytes: number,
-  filter?: TagsCodeFilter,
+  filter?: MessageFilter,
 ): Promise<GetResult> {
-  const { commitLog, config } = ctx;
+  const { config } = ctx;
   const cq = ctx.cqStore.find(topic, queueId);
   // Java creates the queue on lookup, so an unknown queue answers like an empty one.
   if (!cq) return outcome('NO_MESSAGE_IN_QUEUE', 0, 0, 0);
@@ -72,67 +74,173 @@ export async function getMessage(
   // A filter may reject entries, so it scans up to maxFilterMessageSize worth of them (Java's window); without
   // one every entry is taken and maxMsgNums are enough (a read of 640 bytes instead of 16 KB per pull).
   const maxScan = filter ? Math.max(Math.floor(config.maxFilterMessageSize / CQ_UNIT_SIZE), maxMsgNums) : maxMsgNums;
-  const want = Math.min(maxScan, max - offset);
-  let entries = cq.entriesInMemory(offset, want);
-  if (!entries) {
-    const fromDisk = await cq.readEntriesFromDisk(offset, want);
-    if (!fromDisk) return outcome('OFFSET_FOUND_NULL', cq.rollNextFile(offset), min, max);
-    entries = fromDisk;
-  }
+  const windowEnd = offset + Math.min(maxScan, max - offset);
+  // No await between taking an in-memory view and scanning it: the view may move once we yield.
+  const first = cq.entriesInMemory(offset, windowEnd - offset) ?? (await cq.readEntriesFromDisk(offset, windowEnd - offset));
+  if (!first) return outcome('OFFSET_FOUND_NULL', cq.rollNextFile(offset), min, max);
 
-  // Parse synchronously: an in-memory view may move once we yield.
-  const maxPullBytes = Math.min(Math.max(maxTotalBytes, 100), MAX_PULL_TOTAL_BYTES);
+  const commitLogMatch = filter?.isMatchedByCommitLog;
+  const s: Scan = {
+    ctx, maxMsgNums, maxPullBytes: Math.min(Math.max(maxTotalBytes, 100), MAX_PULL_TOTAL_BYTES),
+    consumeQueueMatch: filter?.isMatchedByConsumeQueue, nextBeginOffset: offset, skipBelow: -1,
+    missStatus: 'NO_MATCHED_MESSAGE', missAt: -1, offsets: [], sizes: [], lastChosenAt: -1, records: [], totalBytes: 0,
+  };
+  let entries: Buffer = first;
+  let entriesAt = offset; // queue offset of entries[0]
+  let from = 0;
+  for (;;) {
+    const n: number = entries.length / CQ_UNIT_SIZE;
+    const stop = scanEntries(s, entries, entriesAt, from);
+    if (commitLogMatch && stop < n) {
+      // The scan may go on after the reads below: keep the rest of the window in a buffer of our own.
+      entries = Buffer.from(entries.subarray(stop * CQ_UNIT_SIZE));
+      entriesAt += stop;
+      from = 0;
+    } else {
+      from = stop;
+    }
+    const read = await readRecords(ctx.commitLog, s.offsets, s.sizes, config.mappedFileSizeCommitLog, ctx.memoryBudgetBytes);
+    const passedOver = takeRecords(s, read, commitLogMatch);
+    // Without a commit-log check the scan counted exactly the records taken (or gone): one pass is Java's answer.
+    if (!commitLogMatch) break;
+    if (stop < n) {
+      if (passedOver === 0) break; // the batch is full
+      continue; // rejected records left room: scan on from where the full batch stopped
+    }
+    // This part of the window is spent (a file or the in-memory tail begins): read on up to the window's end, as
+    // the broker-side loop this replaced did (Java's mapped-file iterator stops at a consume-queue file's end).
+    const at: number = entriesAt + n;
+    if (at >= windowEnd) break;
+    const more: Buffer | null = cq.entriesInMemory(at, windowEnd - at) ?? (await cq.readEntriesFromDisk(at, windowEnd - at));
+    if (!more) break;
+    entries = more;
+    entriesAt = at;
+    from = 0;
+  }
+  const status: GetStatus = s.records.length > 0 ? 'FOUND' : s.missStatus;
+  return { status, nextBeginOffset: s.nextBeginOffset, minOffset: min, maxOffset: max, records: s.records, totalBytes: s.totalBytes };
+}
+
+/** One read's progress through its window of consume-queue entries. */
+interface Scan {
+  readonly ctx: GetContext;
+  readonly maxMsgNums: number;
+  readonly maxPullBytes: number;
+  readonly consumeQueueMatch: ((tagsCode: number) => boolean) | undefined;
+  /** Queue offset after the last entry scanned. */
+  nextBeginOffset: number;
+  /** Entries pointing below this commit-log offset are passed over (the rest of a deleted file, rollNextFile). */
+  skipBelow: number;
+  /**
+   * Why the last entry that gave no record was passed over, and its queue offset: Java sets the status at each
+   * such entry while nothing is taken, so when nothing is taken the last one decides.
+   */
+  missStatus: GetStatus;
+  missAt: number;
+  /** Records chosen by the current pass (commit-log offsets, sizes) and the queue offset of the last one. */
+  offsets: number[];
+  sizes: number[];
+  lastChosenAt: number;
+  /** Records taken so far. */
+  records: Buffer[];
+  totalBytes: number;
+}
+
+/**
+ * Scans entries[from..] (synchronously), choosing the records to read as though every one of them will be taken
+ * (so the batch limits stop the scan no later than Java's, which counts only taken records). Returns the index
+ * of the first entry not scanned: below the entry count when the batch is full.
+ */
+function scanEntries(s: Scan, entries: Buffer, entriesAt: number, from: number): number {
+  const { commitLog, config } = s.ctx;
   const segmentSize = config.mappedFileSizeCommitLog;
-  const offsets: number[] = [];
-  const sizes: number[] = [];
-  let status: GetStatus = 'NO_MATCHED_MESSAGE';
-  let nextBeginOffset = offset;
-  let total = 0;
-  let skipBelow = -1;
+  const minOffset = commitLog.minOffset;
+  const writtenOffset = commitLog.writtenOffset;
+  const match = s.consumeQueueMatch;
+  let bytes = s.totalBytes;
+  let count = s.records.length;
   const n = entries.length / CQ_UNIT_SIZE;
-  for (let i = 0; i < n; i++) {
+  let i = from;
+  for (; i < n; i++) {
     const p = i * CQ_UNIT_SIZE;
     const clOffset = readInt64(entries, p);
     const size = entries.readInt32BE(p + 8);
-    const inMemory = commitLog.isInMemory(clOffset, ctx.memoryBudgetBytes);
-    if (isBatchFull(config, size, maxMsgNums, maxPullBytes, total, offsets.length, inMemory)) break;
-    if (total >= maxPullBytes) break;
-    nextBeginOffset = offset + i + 1;
-    if (clOffset < skipBelow) continue;
-    if (filter && !filter(readInt64(entries, p + 12))) {
-      if (total === 0) status = 'NO_MATCHED_MESSAGE';
+    const inMemory = commitLog.isInMemory(clOffset, s.ctx.memoryBudgetBytes);
+    if (isBatchFull(config, size, s.maxMsgNums, s.maxPullBytes, bytes, count, inMemory)) break;
+    if (bytes >= s.maxPullBytes) break;
+    const queueOffset = entriesAt + i;
+    s.nextBeginOffset = queueOffset + 1;
+    if (clOffset < s.skipBelow) continue;
+    if (match && !match(readInt64(entries, p + 12))) {
+      s.missStatus = 'NO_MATCHED_MESSAGE';
+      s.missAt = queueOffset;
       continue;
     }
-    if (size <= 0 || size > ctx.maxRecordBytes || clOffset < commitLog.minOffset || clOffset + size > commitLog.writtenOffset) {
+    if (size <= 0 || size > s.ctx.maxRecordBytes || clOffset < minOffset || clOffset + size > writtenOffset) {
       // Deleted commit-log data (or a placeholder entry): skip, and past the rest of that file (rollNextFile).
-      if (total === 0) status = 'MESSAGE_WAS_REMOVING';
-      if (clOffset < commitLog.minOffset) skipBelow = clOffset + segmentSize - (clOffset % segmentSize);
+      s.missStatus = 'MESSAGE_WAS_REMOVING';
+      s.missAt = queueOffset;
+      if (clOffset < minOffset) s.skipBelow = clOffset + segmentSize - (clOffset % segmentSize);
       continue;
     }
-    offsets.push(clOffset);
-    sizes.push(size);
-    total += size;
-    status = 'FOUND';
+    s.offsets.push(clOffset);
+    s.sizes.push(size);
+    s.lastChosenAt = queueOffset;
+    bytes += size;
+    count++;
   }
+  return i;
+}
 
-  const records = await readRecords(commitLog, offsets, sizes, segmentSize, ctx.memoryBudgetBytes);
-  let totalBytes = 0;
-  const valid: Buffer[] = [];
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i];
+/**
+ * Takes the records read for the current pass that are whole and pass the commit-log check, clears the pass,
+ * and returns how many were passed over.
+ */
+function takeRecords(
+  s: Scan, read: Array<Buffer | null>, match: MessageFilter['isMatchedByCommitLog'],
+): number {
+  let passedOver = 0;
+  let lastMiss: GetStatus | null = null;
+  for (let i = 0; i < read.length; i++) {
+    const r = read[i];
     // The record must start with the size the consume queue recorded.
-    if (r && r.readInt32BE(0) === sizes[i]) {
-      valid.push(r);
-      totalBytes += r.length;
+    if (!r || r.readInt32BE(0) !== s.sizes[i]) {
+      passedOver++;
+      lastMiss = 'MESSAGE_WAS_REMOVING';
+      continue;
     }
+    if (match && !matchesByCommitLog(match, r)) {
+      passedOver++;
+      lastMiss = 'NO_MATCHED_MESSAGE';
+      continue;
+    }
+    s.records.push(r);
+    s.totalBytes += r.length;
+    lastMiss = null;
   }
-  if (status === 'FOUND' && valid.length === 0) status = 'MESSAGE_WAS_REMOVING';
-  return { status, nextBeginOffset, minOffset: min, maxOffset: max, records: valid, totalBytes };
+  if (lastMiss && s.lastChosenAt > s.missAt) {
+    s.missStatus = lastMiss;
+    s.missAt = s.lastChosenAt;
+  }
+  s.offsets.length = 0;
+  s.sizes.length = 0;
+  return passedOver;
+}
+
+/** A record whose properties cannot be read is delivered rather than lost. */
+function matchesByCommitLog(match: NonNullable<MessageFilter['isMatchedByCommitLog']>, record: Buffer): boolean {
+  let propertiesString: string;
+  try {
+    propertiesString = readRecordProperties(record);
+  } catch {
+    return true;
+  }
+  return match(record, propertiesString);
 }
 
 /** Records from the tail cache (zero-copy) or disk (nearby records merged into one read). */
 async function readRecords(
-  commitLog: CommitLog, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
+  commitLog: CommitLogPort, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)

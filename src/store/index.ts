@@ -1,8 +1,10 @@
-// Public entry of the store. The broker uses createMessageStore and the MessageStore interface.
+// Public entry of the store, and the only store module code outside src/store imports: createMessageStore, the
+// MessageStore interface and its types, and the record/topic helpers the broker shares with the store.
 import pino, { type Logger } from 'pino';
 import { resolveStoreConfig, type StoreConfigInput } from './config.js';
 import { DefaultMessageStore } from './message-store.js';
 import type { StoreEnv } from './cleanup.js';
+import type { CommitLogFactory } from './commit-log/port.js';
 
 export type * from './types.js';
 export {
@@ -11,9 +13,13 @@ export {
 } from './config.js';
 export type { StoreConfig, StoreConfigInput, FlushDiskType } from './config.js';
 export { DefaultMessageStore, type StoreStats, type RecoveryStats } from './message-store.js';
+export type { CommitLogDeps, CommitLogFactory, CommitLogPort } from './commit-log/port.js';
 export { StoreCleaner, diskUsedRatio, DEFAULT_STORE_ENV, type StoreEnv, type StatFsLike, type CleanupRun } from './cleanup.js';
 export { MAX_PULL_TOTAL_BYTES } from './get-message.js';
-export { tagsCodeOf, tagsCodeOfTags, getProperty, SCHEDULE_TOPIC } from './dispatcher.js';
+export { tagsCodeOf, tagsCodeOfTags, SCHEDULE_TOPIC } from './dispatcher.js';
+export { getProperty } from './record-properties.js';
+export { CQ_PLACEHOLDER_SIZE } from './consume-queue/consume-queue.js';
+export { TIMER_OUT_MS, TIMER_TOPIC, timerActionMs, timerTagsCode } from './timer-topic.js';
 export * from './record.js';
 export { crc32, bodyCrc32 } from './crc32.js';
 
@@ -21,6 +27,8 @@ export { crc32, bodyCrc32 } from './crc32.js';
  * Creates (but does not start) a store. Missing config keys take the Java defaults; call start() before use
  * and shutdown() to close cleanly.
  */
-export function createMessageStore(config: StoreConfigInput = {}, logger?: Logger, env?: Partial<StoreEnv>): DefaultMessageStore {
-  return new DefaultMessageStore(resolveStoreConfig(config), logger ?? pino({ level: 'silent' }), env);
+export function createMessageStore(
+  config: StoreConfigInput = {}, logger?: Logger, env?: Partial<StoreEnv>, commitLogFactory?: CommitLogFactory,
+): DefaultMessageStore {
+  return new DefaultMessageStore(resolveStoreConfig(config), logger ?? pino({ level: 'silent' }), env, commitLogFactory);
 }

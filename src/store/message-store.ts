@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type {
-  DispatchedEntry, GetResult, MessageStore, MessageToStore, PutResult, PutStatus, QueryMessageResult, QueueEntry,
-  TagsCodeFilter,
+  DispatchedEntry, GetResult, MessageFilter, MessageStore, MessageToStore, PutResult, PutStatus, QueryMessageResult,
+  QueueEntry,
 } from './types.js';
 import { CQ_UNIT_SIZE, OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from './config.js';
-import { CommitLog, type PreparedMessage } from './commit-log/commit-log.js';
-import { abnormalWindowStart } from './commit-log/recovery.js';
+import { localCommitLog } from './commit-log/commit-log.js';
+import type { CommitLogFactory, CommitLogPort, PreparedMessage } from './commit-log/port.js';
 import { IndexService } from './index/index-service.js';
 import { PageCacheReader } from './page-cache-reader.js';
 import { ConsumeQueueStore } from './consume-queue/store.js';
@@ -59,7 +59,7 @@ function rejected(status: PutStatus, remark: string): PutResult {
 }
 
 export class DefaultMessageStore implements MessageStore {
-  readonly commitLog: CommitLog;
+  readonly commitLog: CommitLogPort;
   readonly cqStore: ConsumeQueueStore;
   /** Reads behind the in-memory tails (pulls of a backlog): on the event loop while the page cache serves them. */
   readonly pageCacheReader = new PageCacheReader();
@@ -84,7 +84,13 @@ export class DefaultMessageStore implements MessageStore {
   private cqFlushRunning: Promise<void> | null = null;
   private cqFsyncFiles = 0;
 
-  constructor(readonly config: StoreConfig, private readonly logger: Logger, env: Partial<StoreEnv> = {}) {
+  constructor(
+    readonly config: StoreConfig,
+    private readonly logger: Logger,
+    env: Partial<StoreEnv> = {},
+    /** Builds the commit log (default: the local segment-file log). */
+    commitLogFactory: CommitLogFactory = localCommitLog,
+  ) {
     this.cqStore = new ConsumeQueueStore(
       path.join(config.storePathRootDir, 'consumequeue'), config.mappedFileSizeConsumeQueue,
       config.consumeQueueTailCacheEntries, logger, this.pageCacheReader,
@@ -95,13 +101,17 @@ export class DefaultMessageStore implements MessageStore {
       }, logger)
       : null;
     this.dispatcher = new Dispatcher(this.cqStore, logger, parseDelayLevels(config.messageDelayLevel), this.indexService);
-    this.commitLog = new CommitLog(config, logger, (entries) => this.dispatcher.dispatchWritten(entries), () => {
-      // Disk full: the refused puts' queue offsets are handed back (nothing past a queue's dispatched end was
-      // acknowledged), and puts are refused until the disk guard measures space again.
-      for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
-      this.cleaner.diskFull = true;
-      void this.cleaner.checkDiskSpace();
-    }, this.pageCacheReader);
+    this.commitLog = commitLogFactory({
+      config, logger, reader: this.pageCacheReader,
+      onWritten: (entries) => this.dispatcher.dispatchWritten(entries),
+      onNoSpace: () => {
+        // Disk full: the refused puts' queue offsets are handed back (nothing past a queue's dispatched end was
+        // acknowledged), and puts are refused until the disk guard measures space again.
+        for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
+        this.cleaner.diskFull = true;
+        void this.cleaner.checkDiskSpace();
+      },
+    });
     this.abortFile = new AbortFile(path.join(config.storePathRootDir, 'abort'));
     this.maxRecordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
     this.getCtx = {
@@ -261,7 +271,7 @@ export class DefaultMessageStore implements MessageStore {
     const hint = this.indexService.loadSync(!this.lastShutdownAbnormal, cp.indexMsgTimestamp);
     let from = hint.fromOffset;
     if (hint.notBeforeTimestamp !== undefined) {
-      from = Math.max(from, abnormalWindowStart(this.commitLog.segments, hint.notBeforeTimestamp));
+      from = Math.max(from, this.commitLog.recoveryWindowStart(hint.notBeforeTimestamp));
     }
     return from;
   }
@@ -350,7 +360,7 @@ export class DefaultMessageStore implements MessageStore {
 
   getMessage(
     topic: string, queueId: number, queueOffset: number, maxMsgNums: number, maxTotalBytes: number,
-    filter?: TagsCodeFilter,
+    filter?: MessageFilter,
   ): Promise<GetResult> {
     return getMessage(this.getCtx, topic, queueId, queueOffset, maxMsgNums, maxTotalBytes, filter);
   }

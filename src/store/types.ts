@@ -78,8 +78,21 @@ export interface GetResult {
   totalBytes: number;
 }
 
-/** Decides from a consume-queue entry whether the record is wanted (tag hash filtering). */
-export type TagsCodeFilter = (tagsCode: number) => boolean;
+/**
+ * What a read delivers (Java store/MessageFilter.java, built by the broker from a subscription). getMessage asks
+ * the consume-queue check for every entry it scans and the commit-log check for every record that passed it;
+ * records either check rejects are skipped and do not count against the pull's message and byte limits. A check
+ * left out passes everything (and costs nothing).
+ */
+export interface MessageFilter {
+  /** From the consume-queue entry alone: its tagsCode (Java isMatchedByConsumeQueue; tag hashes). */
+  isMatchedByConsumeQueue?: (tagsCode: number) => boolean;
+  /**
+   * From the stored record and its property string (Java isMatchedByCommitLog; SQL92). A record whose
+   * properties cannot be read is delivered without asking.
+   */
+  isMatchedByCommitLog?: (record: Buffer, propertiesString: string) => boolean;
+}
 
 export interface DispatchedEntry {
   topic: string;
@@ -120,13 +133,18 @@ export interface MessageStore {
   /** Stores several messages of one topic/queue as consecutive records and queue offsets (SEND_BATCH_MESSAGE). */
   putMessages(msgs: MessageToStore[]): Promise<PutResult>;
 
+  /**
+   * Up to maxMsgNums records from queueOffset (DefaultMessageStore.getMessage). With a filter the read scans a
+   * window of maxFilterMessageSize bytes of consume queue past rejected messages; when none matched the answer is
+   * NO_MATCHED_MESSAGE with nextBeginOffset past the scanned entries.
+   */
   getMessage(
     topic: string,
     queueId: number,
     queueOffset: number,
     maxMsgNums: number,
     maxTotalBytes: number,
-    filter?: TagsCodeFilter,
+    filter?: MessageFilter,
   ): Promise<GetResult>;
 
   getMaxOffsetInQueue(topic: string, queueId: number): number;

@@ -1,6 +1,5 @@
 // SQL92 filtering on the pull path, against a real in-process nameserver + broker over sockets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SQL_FILTER_MAX_SCAN_ENTRIES } from '../../src/broker/filter/sql-filter.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { encodeProperties, parseProperties } from '../../src/common/message-properties.js';
 import { RequestCode } from '../../src/common/request-code.js';
@@ -8,6 +7,7 @@ import { ResponseCode } from '../../src/common/response-code.js';
 import { type RemotingCommand, createRequest } from '../../src/remoting/command.js';
 import { RemotingClient } from '../../src/remoting/client.js';
 import { decodeRecord, encodeRecord, readRecordProperties } from '../../src/store/record.js';
+import { CQ_UNIT_SIZE, STORE_CONFIG_DEFAULTS } from '../../src/store/index.js';
 import { makeMessage } from '../store/helpers.js';
 import { type TestServer, createTopic, startTestServer } from '../helpers/server.js';
 
@@ -103,6 +103,8 @@ function pulledValues(res: RemotingCommand, prop = 'a'): string[] {
 }
 
 const next = (res: RemotingCommand) => Number(res.extFields.nextBeginOffset);
+/** Consume-queue entries one filtered pull scans: Java's maxFilterMessageSize window (16000 bytes = 800). */
+const SQL_FILTER_MAX_SCAN_ENTRIES = STORE_CONFIG_DEFAULTS.maxFilterMessageSize / CQ_UNIT_SIZE;
 
 describe('readRecordProperties', () => {
   it('reads the properties of v1/v2, IPv4/IPv6 records like decodeRecord', () => {

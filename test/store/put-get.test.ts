@@ -142,7 +142,7 @@ describe('put and get', () => {
       await store.putMessage(makeMessage('F', 0, `b${i}`, { tags: i % 5 === 4 ? 'wanted' : 'other' }));
     }
     const wanted = makeMessage('F', 0, '', { tags: 'wanted' }).tagsCode;
-    const filter = (code: number) => code === wanted;
+    const filter = { isMatchedByConsumeQueue: (code: number) => code === wanted };
     let r = await store.getMessage('F', 0, 0, 2, 1 << 20, filter);
     expect(r.status).toBe('FOUND');
     expect(r.records.map((b) => decodeRecord(b).body.toString())).toEqual(['b4', 'b9']);
@@ -152,7 +152,7 @@ describe('put and get', () => {
     expect(r.records.map((b) => decodeRecord(b).body.toString())).toEqual(['b19']);
     expect(r.nextBeginOffset).toBe(20);
     // Nothing matches: NO_MATCHED_MESSAGE, offset advanced past the scanned entries.
-    r = await store.getMessage('F', 0, 0, 32, 1 << 20, () => false);
+    r = await store.getMessage('F', 0, 0, 32, 1 << 20, { isMatchedByConsumeQueue: () => false });
     expect(r).toMatchObject({ status: 'NO_MATCHED_MESSAGE', nextBeginOffset: 20, records: [] });
   });
 

@@ -101,7 +101,7 @@ describe('restart', () => {
     await verifyAll(store, sent, 2);
     // Tags codes are recomputed from the TAGS property.
     const wanted = makeMessage('x', 0, '', { tags: 't2' }).tagsCode;
-    const r = await store.getMessage('T0', 0, 0, 32, 1 << 20, (c) => c === wanted);
+    const r = await store.getMessage('T0', 0, 0, 32, 1 << 20, { isMatchedByConsumeQueue: (c) => c === wanted });
     expect(r.records.every((b) => decodeRecord(b).propertiesString.includes('TAGS\u0001t2'))).toBe(true);
     expect(r.records.length).toBeGreaterThan(0);
     await store.shutdown();

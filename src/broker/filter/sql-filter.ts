@@ -1,9 +1,8 @@
-// Broker-side SQL92 filtering of pulled records: Java ExpressionMessageFilter.isMatchedByCommitLog (and
-// ExpressionForRetryMessageFilter), applied the way DefaultMessageStore.getMessage applies it — scanning on past
-// non-matching messages until the batch is full or the scan budget is spent.
+// Broker-side SQL92 filtering: Java ExpressionMessageFilter.isMatchedByCommitLog (and
+// ExpressionForRetryMessageFilter), handed to the store's read as a MessageFilter, which applies it while
+// scanning (DefaultMessageStore.getMessage).
 import { MessageConst, parseProperties } from '../../common/message-properties.js';
-import { readRecordProperties } from '../../store/record.js';
-import type { GetResult, MessageStore, TagsCodeFilter } from '../../store/types.js';
+import type { MessageFilter } from '../../store/index.js';
 import type { ConsumerManager } from '../client/consumer-manager.js';
 import type { SubscriptionData } from '../client/types.js';
 import { RETRY_GROUP_TOPIC_PREFIX } from '../topic/topic-config.js';
@@ -11,12 +10,6 @@ import { type CompiledFilter, compileSql92 } from './sql92/index.js';
 
 /** Decides from a message's properties whether it is delivered. */
 export type PropertiesFilter = (props: Map<string, string>) => boolean;
-
-/**
- * Consume-queue entries one pull may look at while skipping non-matching messages. Java scans
- * max(maxFilterMessageSize = 16000 bytes, maxMsgNums × 20) of consume queue, i.e. 800 entries by default.
- */
-export const SQL_FILTER_MAX_SCAN_ENTRIES = 800;
 
 /** A non-TAG subscription's filter (FilterFactory: only SQL92 exists). Throws SqlParseError, or Error for other types. */
 export function compileSubscription(sub: SubscriptionData): CompiledFilter {
@@ -48,65 +41,16 @@ export function retryPropertiesFilter(consumerManager: ConsumerManager, retryTop
   };
 }
 
-/** Whether a stored record passes; a record whose properties cannot be read is delivered rather than lost. */
-export function recordMatches(record: Buffer, filter: PropertiesFilter): boolean {
-  let propertiesString: string;
-  try {
-    propertiesString = readRecordProperties(record);
-  } catch {
-    return true;
-  }
-  return filter(parseProperties(propertiesString));
-}
-
-export interface FilteredGetRequest {
-  topic: string;
-  queueId: number;
-  queueOffset: number;
-  maxMsgNums: number;
-  maxTotalBytes: number;
-  tagsFilter?: TagsCodeFilter;
-  filter: PropertiesFilter;
-}
-
 /**
- * store.getMessage, keeping only records that pass `filter` and reading on (up to SQL_FILTER_MAX_SCAN_ENTRIES
- * entries) while the batch is not full. When something was scanned but nothing matched, the answer is
- * NO_MATCHED_MESSAGE with nextBeginOffset past the scanned messages (PULL_RETRY_IMMEDIATELY for the client).
+ * The store's filter for a pull (Java ExpressionMessageFilter / ExpressionForRetryMessageFilter): tag hashes on
+ * the consume-queue entry, properties on the record; undefined when neither filters anything.
  */
-export async function getMatchingMessages(store: MessageStore, req: FilteredGetRequest): Promise<GetResult> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let next = req.queueOffset;
-  let scanned = 0;
-  let last: GetResult | undefined;
-  for (;;) {
-    const r = await store.getMessage(
-      req.topic, req.queueId, next, req.maxMsgNums - kept.length, req.maxTotalBytes - keptBytes, req.tagsFilter,
-    );
-    if (r.status !== 'FOUND' && r.status !== 'NO_MATCHED_MESSAGE') {
-      if (!last) return r;
-      break;
-    }
-    last = r;
-    for (const record of r.records) {
-      if (recordMatches(record, req.filter)) {
-        kept.push(record);
-        keptBytes += record.length;
-      }
-    }
-    if (r.nextBeginOffset <= next) break;
-    scanned += r.nextBeginOffset - next;
-    next = r.nextBeginOffset;
-    if (kept.length >= req.maxMsgNums || keptBytes >= req.maxTotalBytes) break;
-    if (scanned >= SQL_FILTER_MAX_SCAN_ENTRIES || next >= r.maxOffset) break;
-  }
-  return {
-    status: kept.length > 0 ? 'FOUND' : 'NO_MATCHED_MESSAGE',
-    nextBeginOffset: next,
-    minOffset: last.minOffset,
-    maxOffset: last.maxOffset,
-    records: kept,
-    totalBytes: keptBytes,
-  };
+export function pullMessageFilter(
+  tagsCodeMatch: ((tagsCode: number) => boolean) | undefined, propertiesFilter: PropertiesFilter | undefined,
+): MessageFilter | undefined {
+  if (!tagsCodeMatch && !propertiesFilter) return undefined;
+  const filter: MessageFilter = {};
+  if (tagsCodeMatch) filter.isMatchedByConsumeQueue = tagsCodeMatch;
+  if (propertiesFilter) filter.isMatchedByCommitLog = (_record, propertiesString) => propertiesFilter(parseProperties(propertiesString));
+  return filter;
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/logger.js';
-import type { DispatchedEntry } from '../../store/types.js';
+import type { DispatchedEntry } from '../../store/index.js';
 
 /** A parked pull (Java PullRequest): re-run when a message lands in its queue or when it times out. */
 interface HeldPull {

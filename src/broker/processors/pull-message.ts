@@ -3,11 +3,11 @@ import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { RemotingServer, RequestContext } from '../../remoting/server.js';
 import { parseProperties } from '../../common/message-properties.js';
-import type { DispatchedEntry, GetResult } from '../../store/types.js';
+import type { DispatchedEntry, GetResult } from '../../store/index.js';
 import type { SubscriptionData } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import {
-  type PropertiesFilter, compileSubscription, getMatchingMessages, retryPropertiesFilter, sqlPropertiesFilter,
+  type PropertiesFilter, compileSubscription, pullMessageFilter, retryPropertiesFilter, sqlPropertiesFilter,
 } from '../filter/sql-filter.js';
 import type { CompiledFilter } from '../filter/sql92/index.js';
 import { buildSubscriptionData, tagsCodeFilter } from '../filter/tag-filter.js';
@@ -190,13 +190,8 @@ async function execute(
 
   const maxMsgNums = Math.max(1, Math.min(pull.maxMsgNums, config.maxTransferCountOnMessageInMemory));
   const maxTotalBytes = Math.min(config.maxTransferBytesOnMessageInMemory, MAX_PULL_BODY_BYTES);
-  const tagsFilter = tagsCodeFilter(subscription);
-  const result = recordFilter
-    ? await getMatchingMessages(ctx.store, {
-      topic: pull.topic, queueId: pull.queueId, queueOffset: pull.queueOffset, maxMsgNums, maxTotalBytes, tagsFilter,
-      filter: recordFilter.filter,
-    })
-    : await ctx.store.getMessage(pull.topic, pull.queueId, pull.queueOffset, maxMsgNums, maxTotalBytes, tagsFilter);
+  const filter = pullMessageFilter(tagsCodeFilter(subscription), recordFilter?.filter);
+  const result = await ctx.store.getMessage(pull.topic, pull.queueId, pull.queueOffset, maxMsgNums, maxTotalBytes, filter);
 
   // 5.x records every answered pull's next offset (GET_CONSUME_STATS pullOffset), before any suspension
   ctx.consumerOffsetManager.commitPullOffset(pull.consumerGroup, pull.topic, pull.queueId, result.nextBeginOffset);

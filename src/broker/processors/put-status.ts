@@ -1,6 +1,6 @@
 import { ResponseCode } from '../../common/response-code.js';
 import { type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { PutResult, PutStatus } from '../../store/types.js';
+import type { PutResult, PutStatus } from '../../store/index.js';
 
 /** The one table mapping store put outcomes to response codes (Java SendMessageProcessor.handlePutMessageResult). */
 const PUT_STATUS_TO_CODE: Record<PutStatus, number> = {

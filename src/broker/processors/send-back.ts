@@ -3,7 +3,7 @@ import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { RemotingServer } from '../../remoting/server.js';
-import { decodeRecord } from '../../store/record.js';
+import { decodeRecord } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, parseHostAddress } from '../message-id.js';
 import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';

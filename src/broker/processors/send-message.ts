@@ -4,7 +4,7 @@ import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { RemotingServer, RequestContext } from '../../remoting/server.js';
-import type { MessageToStore, PutResult } from '../../store/types.js';
+import type { MessageToStore, PutResult } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, createUniqueKey, parseHostAddress } from '../message-id.js';
 import { RETRY_GROUP_TOPIC_PREFIX, SystemTopic, type TopicConfig, isWriteable, validateTopicName } from '../topic/topic-config.js';

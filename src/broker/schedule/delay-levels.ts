@@ -1,5 +1,5 @@
 import { ConfigError } from '../../common/config.js';
-import { parseDelayLevels } from '../../store/config.js';
+import { parseDelayLevels } from '../../store/index.js';
 
 /**
  * Parses `messageDelayLevel` ("1s 5s ... 2h"; units s/m/h/d) into delays in ms, index 0 = level 1, with the

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
 import { MessageConst, getProperty, parseProperties, encodeProperties } from '../../common/message-properties.js';
-import { decodeRecord } from '../../store/record.js';
-import type { DispatchedEntry, MessageStore, MessageToStore } from '../../store/types.js';
+import { decodeRecord, type DispatchedEntry, type MessageStore, type MessageToStore } from '../../store/index.js';
 import { loadConfigFile, saveConfigFile } from '../config-file.js';
 import { SystemTopic } from '../topic/topic-config.js';
 import { messageFromRecord } from '../stored-message.js';

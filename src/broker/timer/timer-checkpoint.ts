@@ -9,7 +9,7 @@
 //  * read when it is newer than our file (an official broker ran on this store last): see timerDoneByJava.
 import fs from 'node:fs';
 import path from 'node:path';
-import { readInt64, writeInt64 } from '../../store/record.js';
+import { readInt64, writeInt64 } from '../../store/index.js';
 import { saveFileAtomic, saveFileAtomicSync } from '../../common/atomic-file.js';
 
 export const TIMER_CHECKPOINT_FILE_SIZE = 4096;

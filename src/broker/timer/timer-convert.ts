@@ -1,8 +1,6 @@
 import { javaStringHashCode } from '../../common/java-hash.js';
 import { MessageConst, parseProperties } from '../../common/message-properties.js';
-import type { DecodedRecord } from '../../store/record.js';
-import { TIMER_TOPIC, timerActionMs } from '../../store/timer-topic.js';
-import type { MessageToStore } from '../../store/types.js';
+import { TIMER_TOPIC, timerActionMs, type DecodedRecord, type MessageToStore } from '../../store/index.js';
 import { JAVA_LONG_MAX } from './timer-hook.js';
 import { messageFromRecord } from '../stored-message.js';
 

@@ -3,8 +3,7 @@
 // with TIMER_OUT_MS, REAL_TOPIC and REAL_QID; the timer service re-puts it when due.
 import { MessageConst, encodeProperties, getProperty, parseProperties } from '../../common/message-properties.js';
 import { ResponseCode } from '../../common/response-code.js';
-import { TIMER_TOPIC, timerActionMs, timerTagsCode } from '../../store/timer-topic.js';
-import type { MessageToStore } from '../../store/types.js';
+import { TIMER_TOPIC, timerActionMs, timerTagsCode, type MessageToStore } from '../../store/index.js';
 
 const TRANSACTION_TYPE_MASK = 0xc;
 const TRANSACTION_NOT_TYPE = 0;

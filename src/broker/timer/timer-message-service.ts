@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
-import { CQ_PLACEHOLDER_SIZE } from '../../store/consume-queue/consume-queue.js';
-import { decodeRecord } from '../../store/record.js';
-import { TIMER_OUT_MS, TIMER_TOPIC } from '../../store/timer-topic.js';
+import {
+  CQ_PLACEHOLDER_SIZE, decodeRecord, TIMER_OUT_MS, TIMER_TOPIC,
+  type DispatchedEntry, type MessageStore, type MessageToStore, type PutResult, type QueueEntry,
+} from '../../store/index.js';
 import { getProperty } from '../../common/message-properties.js';
-import type { DispatchedEntry, MessageStore, MessageToStore, PutResult, QueueEntry } from '../../store/types.js';
 import { loadConfigFile } from '../config-file.js';
 import { convertDueMessage } from './timer-convert.js';
 import { type TimerEntry, TimerHeap, entryLe } from './timer-heap.js';

@@ -1,8 +1,9 @@
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import { MessageConst, encodeProperties } from '../../common/message-properties.js';
-import { type DecodedRecord, decodeRecord } from '../../store/record.js';
-import type { MessageStore, MessageToStore, PutResult } from '../../store/types.js';
+import {
+  decodeRecord, type DecodedRecord, type MessageStore, type MessageToStore, type PutResult,
+} from '../../store/index.js';
 import { createUniqueKey, parseHostAddress } from '../message-id.js';
 import type { ConsumerOffsetManager } from '../offset/consumer-offset-manager.js';
 import { Perm } from '../topic/topic-config.js';

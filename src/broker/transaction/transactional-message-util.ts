@@ -3,8 +3,7 @@
 // processor/EndTransactionProcessor.java (endMessageTransaction).
 import { javaStringHashCode } from '../../common/java-hash.js';
 import { MessageConst, encodeProperties, getProperty, parseProperties } from '../../common/message-properties.js';
-import { SysFlag, type DecodedRecord } from '../../store/record.js';
-import type { MessageToStore } from '../../store/types.js';
+import { SysFlag, type DecodedRecord, type MessageToStore } from '../../store/index.js';
 import { SystemTopic } from '../topic/topic-config.js';
 import { messageFromRecord } from '../stored-message.js';
 

@@ -1,39 +1,26 @@
-// The commit log: one append-only sequence of records over fixed-size segment files.
+// The local commit log (CommitLogPort): one append-only sequence of records over fixed-size segment files.
 // Offsets are assigned synchronously at append time (the event loop is the putMessageLock); bytes are encoded
 // into the tail cache and written by a single writer loop that takes everything appended since its last
-// write as one batch (group commit): one writev per segment, then under SYNC_FLUSH one fdatasync, then the
-// batch's records are handed to the dispatcher and the waiting puts are resolved.
+// write as one batch (group commit) and runs it through the stages write → flush (SYNC_FLUSH: one fdatasync)
+// → dispatch (the batch's records to the consume queues and index) → resolve (the waiting puts).
 import fs from 'node:fs';
 import type { Logger } from 'pino';
-import type { MessageToStore, PutResult, PutStatus } from '../types.js';
-import { indexKeysOf, type WrittenRecord } from '../dispatcher.js';
+import type { PutResult, PutStatus } from '../types.js';
+import { indexKeysOf } from '../record-properties.js';
 import type { StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
 } from '../record.js';
 import { fdatasync, writevAll, writevAllSync } from '../io.js';
-import { PageCacheReader } from '../page-cache-reader.js';
 import { Segment } from '../segment.js';
 import { TailCache } from './tail-cache.js';
 import {
   abnormalWindowStart, loadSegmentsSync, recoverLog, recoveryWindowStart, truncateSegmentsSync,
 } from './recovery.js';
-
-/** Per-queue counter the append path takes queue offsets from (the consume queue's next offset). */
-export interface QueueOffsetCounter {
-  nextQueueOffset: number;
-}
-
-/** One message of an append, prepared (validated, measured) by the store. */
-export interface PreparedMessage {
-  msg: MessageToStore;
-  totalSize: number;
-  sysFlag: number;
-  bodyCrc: number;
-  propertiesLength: number;
-  /** Gets a queue offset and a consume-queue entry (tx NOT / COMMIT). */
-  queued: boolean;
-}
+import type {
+  CommitLogDeps, CommitLogFactory, CommitLogFile, CommitLogPort, CommitLogStats, PreparedMessage, QueueOffsetCounter,
+  WrittenRecord,
+} from './port.js';
 
 interface WriteOp {
   seg: Segment;
@@ -46,16 +33,43 @@ interface Waiter {
   result: PutResult;
 }
 
+/** One group commit: everything appended since the writer's previous turn, on its way through the stages. */
+interface Batch {
+  ops: WriteOp[];
+  waiters: Waiter[];
+  entries: WrittenRecord[];
+  endOffset: number;
+  bytes: number;
+  storeTimestamp: number;
+  /** The stages' merged outcome (mergePutStatus): PUT_OK unless one of them failed or timed out. */
+  status: PutStatus;
+  /** Set when a stage ran past its deadline and answered the puts early; they are not answered again. */
+  answered: boolean;
+}
+
 /** Batches up to this size are written synchronously on the event loop (see writeOps). */
 const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
-export interface CommitLogStats {
-  writeCalls: number;
-  fsyncCalls: number;
+/**
+ * Java CommitLog.handleDiskFlushAndHA: each stage's non-OK status replaces the outcome so far (a later stage's
+ * failure wins over an earlier one's).
+ */
+export function mergePutStatus(current: PutStatus, stage: PutStatus): PutStatus {
+  return stage === 'PUT_OK' ? current : stage;
 }
 
-export class CommitLog {
-  segments: Segment[] = [];
+/** A stage ran past its deadline: its puts are answered now with the stage's status (the batch itself goes on). */
+function answerEarly(batch: Batch, stageStatus: PutStatus): void {
+  batch.answered = true;
+  const status = mergePutStatus(batch.status, stageStatus);
+  for (const w of batch.waiters) w.resolve({ ...w.result, status });
+}
+
+/** The default factory: the local segment-file log. */
+export const localCommitLog: CommitLogFactory = (deps) => new CommitLog(deps);
+
+export class CommitLog implements CommitLogPort {
+  private segments: Segment[] = [];
   /** Next offset to assign. */
   writeOffset = 0;
   /** Every byte below this has been written (write syscall done); readers may read below it. */
@@ -69,6 +83,11 @@ export class CommitLog {
   /** Set when a write failed: the log cannot continue without a hole, so appends stop. */
   failure: Error | null = null;
 
+  private readonly config: StoreConfig;
+  private readonly logger: Logger;
+  private readonly onWritten: CommitLogDeps['onWritten'];
+  private readonly onNoSpace: CommitLogDeps['onNoSpace'];
+  private readonly reader: CommitLogDeps['reader'];
   private readonly cache: TailCache;
   private readonly segmentSize: number;
   private ops: WriteOp[] = [];
@@ -83,25 +102,30 @@ export class CommitLog {
   private flushing: Promise<void> | null = null;
   private readonly runBatchesBound = (): void => void this.runBatches();
 
-  constructor(
-    private readonly config: StoreConfig,
-    private readonly logger: Logger,
-    /** Called with a written (and, under SYNC_FLUSH, flushed) batch's queued records, in log order. */
-    private readonly onWritten: (entries: WrittenRecord[]) => void,
-    /**
-     * Called after a write found the disk full and the log rewound to its written end (see rewindNoSpace): the
-     * owner hands queue offsets back and refuses puts until the disk guard sees space again.
-     */
-    private readonly onNoSpace: () => void = () => undefined,
-    /** Reads of written data no longer in the tail cache (shared with the consume queues). */
-    private readonly reader: PageCacheReader = new PageCacheReader(),
-  ) {
-    this.segmentSize = config.mappedFileSizeCommitLog;
-    this.cache = new TailCache(config.commitLogTailCacheBytes);
+  constructor(deps: CommitLogDeps) {
+    this.config = deps.config;
+    this.logger = deps.logger;
+    this.onWritten = deps.onWritten;
+    this.onNoSpace = deps.onNoSpace;
+    this.reader = deps.reader;
+    this.segmentSize = deps.config.mappedFileSizeCommitLog;
+    this.cache = new TailCache(deps.config.commitLogTailCacheBytes);
   }
 
   get minOffset(): number {
     return this.segments[0]?.fromOffset ?? 0;
+  }
+
+  /** The segment files, oldest first; the last holds the newest byte or is the preallocated next one. */
+  get files(): readonly CommitLogFile[] {
+    return this.segments;
+  }
+
+  /** Takes the oldest segment out of the log if it is still `file`: readers find segments by offset from the first. */
+  dropOldestFile(file: CommitLogFile): boolean {
+    if (this.segments[0] !== file) return false;
+    this.segments.shift();
+    return true;
   }
 
   // ---------------------------------------------------------------- start-up
@@ -221,7 +245,7 @@ export class CommitLog {
     return seg;
   }
 
-  segmentFor(offset: number): Segment | undefined {
+  private segmentFor(offset: number): Segment | undefined {
     const first = this.segments[0];
     if (!first || offset < first.fromOffset) return undefined;
     return this.segments[Math.floor((offset - first.fromOffset) / this.segmentSize)];
@@ -242,42 +266,22 @@ export class CommitLog {
 
   // ---------------------------------------------------------------- writer
 
+  /**
+   * The writer: one group commit at a time through write → flush → dispatch → resolve. A waiting stage returns
+   * the promise of its status (null when it has nothing to wait for, so an ASYNC_FLUSH batch never yields
+   * between its write and its answers), merged here into batch.status, which resolve hands to the puts.
+   */
   private async runBatches(): Promise<void> {
     this.scheduled = false;
     this.writing = true;
     try {
       while (this.ops.length > 0) {
-        const ops = this.ops;
-        const waiters = this.waiters;
-        const entries = this.entries;
-        const endOffset = this.writeOffset;
-        const bytes = this.pendingBytes;
-        const storeTimestamp = this.pendingStoreTimestamp;
-        this.ops = [];
-        this.waiters = [];
-        this.entries = [];
-        try {
-          if (this.failure) throw this.failure;
-          await this.writeOps(ops);
-        } catch (err) {
-          this.pendingBytes -= bytes;
-          if ((err as NodeJS.ErrnoException).code === 'ENOSPC' && !this.failure) {
-            this.rewindNoSpace(err as Error, ops, waiters);
-            continue;
-          }
-          this.fail(err as Error, waiters);
-          continue;
-        }
-        this.pendingBytes -= bytes;
-        this.writtenOffset = endOffset;
-        this.writtenStoreTimestamp = storeTimestamp;
-        this.cache.evict(endOffset);
-        if (this.config.flushDiskType === 'SYNC_FLUSH') {
-          await this.syncFlushBatch(waiters, entries);
-        } else {
-          this.dispatch(entries);
-          for (const w of waiters) w.resolve(w.result);
-        }
+        const batch = this.takeBatch();
+        if (!(await this.writeStage(batch))) continue;
+        const flushing = this.flushStage(batch);
+        if (flushing) batch.status = mergePutStatus(batch.status, await flushing);
+        this.dispatchStage(batch);
+        this.resolveStage(batch);
       }
     } finally {
       this.writing = false;
@@ -285,6 +289,42 @@ export class CommitLog {
       this.idleWaiters = [];
       for (const f of idle) f();
     }
+  }
+
+  /** Everything appended since the last turn becomes one batch; appends from now on gather the next one. */
+  private takeBatch(): Batch {
+    const batch: Batch = {
+      ops: this.ops, waiters: this.waiters, entries: this.entries, endOffset: this.writeOffset,
+      bytes: this.pendingBytes, storeTimestamp: this.pendingStoreTimestamp, status: 'PUT_OK', answered: false,
+    };
+    this.ops = [];
+    this.waiters = [];
+    this.entries = [];
+    return batch;
+  }
+
+  /**
+   * Writes the batch and moves writtenOffset past it. False when the write failed: its puts (and, on a full
+   * disk, the ones queued behind it) are answered, and the batch goes no further.
+   */
+  private async writeStage(batch: Batch): Promise<boolean> {
+    try {
+      if (this.failure) throw this.failure;
+      await this.writeOps(batch.ops);
+    } catch (err) {
+      this.pendingBytes -= batch.bytes;
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC' && !this.failure) {
+        this.rewindNoSpace(err as Error, batch.ops, batch.waiters);
+      } else {
+        this.fail(err as Error, batch.waiters);
+      }
+      return false;
+    }
+    this.pendingBytes -= batch.bytes;
+    this.writtenOffset = batch.endOffset;
+    this.writtenStoreTimestamp = batch.storeTimestamp;
+    this.cache.evict(batch.endOffset);
+    return true;
   }
 
   private async writeOps(ops: WriteOp[]): Promise<void> {
@@ -312,36 +352,45 @@ export class CommitLog {
     }
   }
 
-  /** GroupCommitService: one fdatasync for the whole batch; FLUSH_DISK_TIMEOUT if it takes too long. */
-  private async syncFlushBatch(waiters: Waiter[], entries: WrittenRecord[]): Promise<void> {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      for (const w of waiters) w.resolve({ ...w.result, status: 'FLUSH_DISK_TIMEOUT' });
-    }, this.config.syncFlushTimeout);
-    let status: PutStatus = 'PUT_OK';
+  /** SYNC_FLUSH (GroupCommitService): one fdatasync for the whole batch. Null under ASYNC_FLUSH. */
+  private flushStage(batch: Batch): Promise<PutStatus> | null {
+    return this.config.flushDiskType === 'SYNC_FLUSH' ? this.syncFlush(batch) : null;
+  }
+
+  /**
+   * FLUSH_DISK_TIMEOUT when the fdatasync fails, or (the puts answered at once) when it takes longer than
+   * syncFlushTimeout; the batch is dispatched after the flush either way.
+   */
+  private async syncFlush(batch: Batch): Promise<PutStatus> {
+    const timer = setTimeout(answerEarly, this.config.syncFlushTimeout, batch, 'FLUSH_DISK_TIMEOUT');
     try {
       await this.flush();
     } catch (err) {
       this.logger.error({ err }, 'commit log: fdatasync failed');
-      status = 'FLUSH_DISK_TIMEOUT';
+      return 'FLUSH_DISK_TIMEOUT';
+    } finally {
+      clearTimeout(timer);
     }
-    clearTimeout(timer);
-    this.dispatch(entries);
-    if (!timedOut) {
-      for (const w of waiters) {
-        if (status !== 'PUT_OK') w.result.status = status;
-        w.resolve(w.result);
-      }
+    return batch.answered ? 'FLUSH_DISK_TIMEOUT' : 'PUT_OK';
+  }
+
+  /** Hands the batch's records to the consume queues and the index (they become visible to pulls). */
+  private dispatchStage(batch: Batch): void {
+    if (batch.entries.length === 0) return;
+    try {
+      this.onWritten(batch.entries);
+    } catch (err) {
+      this.logger.error({ err }, 'commit log: dispatch failed');
     }
   }
 
-  private dispatch(entries: WrittenRecord[]): void {
-    if (entries.length === 0) return;
-    try {
-      this.onWritten(entries);
-    } catch (err) {
-      this.logger.error({ err }, 'commit log: dispatch failed');
+  /** Answers the batch's puts with the merged status, unless a stage answered them already. */
+  private resolveStage(batch: Batch): void {
+    if (batch.answered) return;
+    const status = batch.status;
+    for (const w of batch.waiters) {
+      if (status !== 'PUT_OK') w.result.status = status;
+      w.resolve(w.result);
     }
   }
 

@@ -9,7 +9,7 @@ import { fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } 
 import { PageCacheReader } from '../page-cache-reader.js';
 import { readInt64, writeInt64 } from '../record.js';
 import { Segment } from '../segment.js';
-import type { QueueOffsetCounter } from '../commit-log/commit-log.js';
+import type { QueueOffsetCounter } from '../commit-log/port.js';
 
 /** Java fills the part of a first file before its first real entry with (0, Integer.MAX_VALUE, 0). */
 export const CQ_PLACEHOLDER_SIZE = 0x7fffffff;

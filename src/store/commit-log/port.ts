@@ -1,0 +1,128 @@
+// The commit log as the rest of the store uses it (the facade, the pull path, recovery, clean-up). The local
+// segment-file log (commit-log.ts) implements it; createMessageStore takes a factory for another one.
+import type { Logger } from 'pino';
+import type { StoreConfig } from '../config.js';
+import type { PageCacheReader } from '../page-cache-reader.js';
+import type { DecodedRecord } from '../record.js';
+import type { DispatchedEntry, MessageToStore, PutResult } from '../types.js';
+
+/** Per-queue counter the append path takes queue offsets from (the consume queue's next offset). */
+export interface QueueOffsetCounter {
+  nextQueueOffset: number;
+}
+
+/** One message of an append, prepared (validated, measured) by the store. */
+export interface PreparedMessage {
+  msg: MessageToStore;
+  totalSize: number;
+  sysFlag: number;
+  bodyCrc: number;
+  propertiesLength: number;
+  /** Gets a queue offset and a consume-queue entry (tx NOT / COMMIT). */
+  queued: boolean;
+}
+
+/** What the commit log reports for each written record: the consume-queue entry plus what the index needs. */
+export interface WrittenRecord extends DispatchedEntry {
+  /** Gets a consume-queue entry (tx NOT / COMMIT); others only go to the index. */
+  queued: boolean;
+  sysFlag: number;
+  keys: string | undefined;
+  uniqKey: string | undefined;
+}
+
+export interface CommitLogStats {
+  writeCalls: number;
+  fsyncCalls: number;
+}
+
+/** One file of the log, as retention sees it. */
+export interface CommitLogFile {
+  readonly filePath: string;
+  readonly fromOffset: number;
+  readonly endOffset: number;
+  /** Deletes the file once reads in flight on it are done (or after intervalMs regardless). */
+  destroyWhenIdle(intervalMs: number): Promise<void>;
+}
+
+export interface CommitLogPort {
+  readonly stats: CommitLogStats;
+  /** Set when a write failed for good: the log cannot go on without a hole, so appends are refused. */
+  readonly failure: Error | null;
+
+  // ---- start-up
+  /** Opens the files found on disk. */
+  loadSync(): void;
+  /**
+   * Where validation starts: after a clean stop the last recoverScanFileNum files; after an abnormal one (a
+   * checkpoint time given) the newest file stored before that time.
+   */
+  recoveryWindowStart(abnormalMinTimestamp?: number): number;
+  /**
+   * Validates from windowStart, hands every record from scanStart on to onRecord (re-dispatch; `pause` lets the
+   * receivers catch up), cuts the torn tail and positions the writer at the end, which it returns.
+   */
+  recover(
+    scanStart: number, windowStart: number,
+    onRecord: (record: DecodedRecord, offset: number) => void, pause: () => Promise<void>,
+  ): Promise<number>;
+
+  // ---- append
+  /** Whether `bytes` more can be appended now without exceeding the pending-write bound. */
+  canAccept(bytes: number): boolean;
+  /**
+   * Appends consecutive records; offsets and queue offsets are assigned before this returns. The promise settles
+   * after the writer's stages (written, flushed under SYNC_FLUSH, dispatched) with their merged status.
+   */
+  append(prepared: PreparedMessage[], totalBytes: number, counter: QueueOffsetCounter): Promise<PutResult>;
+  /** Resolves when every append so far has been written (or failed). */
+  drain(): Promise<void>;
+
+  // ---- offsets
+  /** First byte still in the log (retention moves it). */
+  readonly minOffset: number;
+  /** Every byte below this is written and may be read and dispatched (the confirmed end of the log). */
+  readonly writtenOffset: number;
+  /** Every byte below this has been fdatasync'ed. */
+  readonly flushedOffset: number;
+  /** Store timestamp of the newest record flushed (checkpoint physicMsgTimestamp). */
+  readonly flushedStoreTimestamp: number;
+  /** Bytes written but not yet flushed. */
+  readonly unflushedBytes: number;
+  /** Flushes everything written so far; concurrent callers share one pass. */
+  flush(): Promise<void>;
+
+  // ---- read
+  /** Zero-copy view of a written record range while it is still in memory, else undefined. */
+  readCached(offset: number, size: number): Buffer | undefined;
+  /** [offset, offset+size) of written data, or null; `likelyCached`: recent data, the read may run on the loop. */
+  read(offset: number, size: number, likelyCached?: boolean): Promise<Buffer | null>;
+  /** Whether Java would still count the offset as "in memory" (within memoryBudgetBytes of the end). */
+  isInMemory(offset: number, memoryBudgetBytes: number): boolean;
+
+  // ---- retention
+  /** The log's files, oldest first; the last holds the newest byte or is the preallocated next one. */
+  readonly files: readonly CommitLogFile[];
+  /** Takes the oldest file out of the log (the min moves to the next file) if it is still `file`; the caller deletes it. */
+  dropOldestFile(file: CommitLogFile): boolean;
+
+  /** Drains, flushes and closes the files. */
+  close(): Promise<void>;
+}
+
+/** What the store hands a commit log it builds. */
+export interface CommitLogDeps {
+  config: StoreConfig;
+  logger: Logger;
+  /** Called with each written (and, under SYNC_FLUSH, flushed) batch's records, in log order. */
+  onWritten: (entries: WrittenRecord[]) => void;
+  /**
+   * Called after a write found the disk full and the log rewound to its written end: the store hands queue
+   * offsets back and refuses puts until the disk guard sees space again.
+   */
+  onNoSpace: () => void;
+  /** Reads of written data no longer in memory (shared with the consume queues). */
+  reader: PageCacheReader;
+}
+
+export type CommitLogFactory = (deps: CommitLogDeps) => CommitLogPort;
