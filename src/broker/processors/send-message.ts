@@ -3,7 +3,7 @@ import { MessageConst, encodeProperties, parseProperties, readSendProperties } f
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer, RequestContext } from '../../remoting/server.js';
+import { type ProcessorTable, type RequestContext, sameProcessor } from '../../remoting/dispatcher.js';
 import type { MessageToStore, PutResult } from '../../store/types.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, createUniqueKey, parseHostAddress } from '../message-id.js';
@@ -80,9 +80,9 @@ export function readSendHeader(req: RemotingCommand): SendHeader {
   };
 }
 
-export function registerSendMessageProcessor(server: RemotingServer, ctx: BrokerContext): void {
+export function sendMessageProcessors(ctx: BrokerContext): ProcessorTable {
   const processor = (req: RemotingCommand, rc: RequestContext) => handleSend(ctx, req, rc);
-  server.registerAll([RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE], processor);
+  return sameProcessor([RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE], processor);
 }
 
 async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): Promise<RemotingCommand> {
@@ -95,7 +95,7 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
   if (queueId < 0) queueId = Math.floor(Math.random() * Math.max(1, topicConfig.writeQueueNums));
 
   const body = req.body ?? Buffer.alloc(0);
-  const bornHost = parseHostAddress(rc.connection.remoteAddress);
+  const bornHost = parseHostAddress(rc.channel.remoteAddress);
   const storeHost = parseHostAddress(ctx.brokerAddr());
 
   let result: PutResult;
@@ -204,7 +204,7 @@ export function checkMessage(ctx: BrokerContext, header: SendHeader, rc: Request
   if (!tc) {
     return createResponse(
       ResponseCode.TOPIC_NOT_EXIST,
-      `topic[${header.topic}] not exist, apply first please! (autoCreateTopicEnable=${config.autoCreateTopicEnable}, producer ${rc.connection.remoteAddress})`,
+      `topic[${header.topic}] not exist, apply first please! (autoCreateTopicEnable=${config.autoCreateTopicEnable}, producer ${rc.channel.remoteAddress})`,
     );
   }
   if (!isWriteable(tc.perm)) {
