@@ -6,7 +6,8 @@ import { type ProcessorTable, type RequestContext, sameProcessor } from '../../r
 import type { BrokerContext } from '../context.js';
 import { pushReplyMessage } from '../client/broker-to-client.js';
 import { createOffsetMessageId, parseHostAddress } from '../message-id.js';
-import { buildMessage, checkMessage, checkSizes, readSendHeader } from './send-message.js';
+import { buildMessage, checkMessage, checkSizes } from '../send/message-checks.js';
+import { readSendHeader } from './send-message.js';
 
 /** How long the requester's client gets to accept a pushed reply (Java Broker2Client.callClient). */
 const PUSH_REPLY_TIMEOUT_MS = 3000;
@@ -25,11 +26,11 @@ export function sendReplyProcessors(ctx: BrokerContext): ProcessorTable {
 
 async function handleReply(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): Promise<RemotingCommand> {
   const header = readSendHeader(req);
-  const checked = checkMessage(ctx, header, rc);
-  if ('code' in checked) return checked;
+  const checked = checkMessage(ctx, header, rc.channel.remoteAddress);
+  if ('code' in checked) return createResponse(checked.code, checked.remark);
   const body = req.body ?? Buffer.alloc(0);
   const tooBig = checkSizes(ctx, body.length, header.properties);
-  if (tooBig) return tooBig;
+  if (tooBig) return createResponse(tooBig.code, tooBig.remark);
   const queueId = header.queueId >= 0 ? header.queueId : Math.floor(Math.random() * Math.max(1, checked.writeQueueNums));
   const extFields = { MSG_REGION: 'DefaultRegion', TRACE_ON: 'true' };
 
