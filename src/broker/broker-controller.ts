@@ -1,6 +1,7 @@
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
+import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
 import { createMessageStore, type MessageStore } from '../store/index.js';
 import { ConsumerManager } from './client/consumer-manager.js';
@@ -10,19 +11,21 @@ import type { BrokerContext, BrokerStats } from './context.js';
 import { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
-import { registerAdminBrokerProcessors } from './processors/admin-broker.js';
-import { registerAdminGroupProcessors } from './processors/admin-group.js';
-import { registerAdminTopicProcessors } from './processors/admin-topic.js';
-import { registerClientManageProcessors } from './processors/client-manage.js';
-import { registerConsumerListProcessors } from './processors/consumer-list.js';
-import { registerConsumerOffsetProcessors } from './processors/consumer-offset.js';
-import { registerEndTransactionProcessor } from './processors/end-transaction.js';
-import { registerLockProcessors } from './processors/lock.js';
-import { registerPullMessageProcessor } from './processors/pull-message.js';
-import { registerQueryMessageProcessor } from './processors/query-message.js';
-import { registerSendBackProcessor } from './processors/send-back.js';
-import { registerSendReplyProcessor } from './processors/send-reply.js';
-import { registerSendMessageProcessor } from './processors/send-message.js';
+import { adminBrokerProcessors } from './processors/admin-broker.js';
+import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
+import { adminGroupProcessors } from './processors/admin-group.js';
+import { adminOffsetProcessors } from './processors/admin-offset.js';
+import { adminTopicProcessors } from './processors/admin-topic.js';
+import { clientManageProcessors } from './processors/client-manage.js';
+import { consumerListProcessors } from './processors/consumer-list.js';
+import { consumerOffsetProcessors } from './processors/consumer-offset.js';
+import { endTransactionProcessors } from './processors/end-transaction.js';
+import { lockProcessors } from './processors/lock.js';
+import { pullMessageProcessors } from './processors/pull-message.js';
+import { queryMessageProcessors } from './processors/query-message.js';
+import { sendBackProcessors } from './processors/send-back.js';
+import { sendReplyProcessors } from './processors/send-reply.js';
+import { sendMessageProcessors } from './processors/send-message.js';
 import { parseMessageDelayLevel } from './schedule/delay-levels.js';
 import { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
@@ -43,7 +46,8 @@ export interface Broker {
 /** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
 export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const log = logger.child({ component: 'broker' });
-  const server = new RemotingServer(log);
+  const dispatcher = new RequestDispatcher(log);
+  const server = new RemotingServer(log, dispatcher);
   const client = new RemotingClient(log);
   let boundPort = config.listenPort;
   // Asked on every send (the stored storeHost): one string per (ip, port), not a new one per call.
@@ -140,19 +144,25 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     startTimeMs: Date.now(),
   };
 
-  registerSendMessageProcessor(server, ctx);
-  registerPullMessageProcessor(server, ctx);
-  registerQueryMessageProcessor(server, ctx);
-  registerSendBackProcessor(server, ctx);
-  registerSendReplyProcessor(server, ctx);
-  registerEndTransactionProcessor(server, ctx);
-  registerConsumerOffsetProcessors(server, ctx);
-  registerClientManageProcessors(server, ctx);
-  registerConsumerListProcessors(server, ctx);
-  registerLockProcessors(server, ctx);
-  registerAdminTopicProcessors(server, ctx);
-  registerAdminGroupProcessors(server, ctx);
-  registerAdminBrokerProcessors(server, ctx);
+  // Every request family the broker serves, by transport-independent table (Java BrokerController.registerProcessor).
+  const processorTables: ProcessorTable[] = [
+    sendMessageProcessors(ctx),
+    pullMessageProcessors(ctx),
+    queryMessageProcessors(ctx),
+    sendBackProcessors(ctx),
+    sendReplyProcessors(ctx),
+    endTransactionProcessors(ctx),
+    consumerOffsetProcessors(ctx),
+    clientManageProcessors(ctx),
+    consumerListProcessors(ctx),
+    lockProcessors(ctx),
+    adminTopicProcessors(ctx),
+    adminGroupProcessors(ctx),
+    adminOffsetProcessors(ctx),
+    adminConsumerRelayProcessors(ctx),
+    adminBrokerProcessors(ctx),
+  ];
+  for (const table of processorTables) dispatcher.registerTable(table);
 
   let offsetTimer: NodeJS.Timeout | undefined;
   let started = false;

@@ -1,6 +1,5 @@
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
-import type { Connection } from '../remoting/connection.js';
 import type { MessageStore } from '../store/index.js';
 import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
@@ -45,5 +44,3 @@ export interface BrokerStats {
   /** Per-topic puts and their rate over the last minute (5.x topicPutTps). */
   topicPuts: TopicPutStats;
 }
-
-export type { Connection };

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { NamesrvConfig } from '../common/config.js';
-import type { Processor } from '../remoting/server.js';
 import type { KvConfigManager } from './kv-config-manager.js';
 import type { RouteInfoManager } from './route-info-manager.js';
 
@@ -12,5 +11,4 @@ export interface NamesrvContext {
   logger: Logger;
 }
 
-/** A request family: request code → processor. */
-export type ProcessorTable = ReadonlyArray<readonly [code: number, processor: Processor]>;
+export type { ProcessorTable } from '../remoting/dispatcher.js';

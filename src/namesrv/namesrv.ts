@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import { type NamesrvConfig, expandHome } from '../common/config.js';
 import type { ConnectionLimits } from '../remoting/connection.js';
+import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
-import type { NamesrvContext, ProcessorTable } from './context.js';
+import type { NamesrvContext } from './context.js';
 import { KvConfigManager } from './kv-config-manager.js';
 import { brokerRegistrationProcessors } from './processors/broker-registration.js';
 import { clusterTopicProcessors } from './processors/cluster-topics.js';
@@ -33,7 +34,8 @@ export interface Namesrv {
 /** The nameserver: route tables, broker liveness and KV config behind one RemotingServer (Java: NamesrvController). */
 export function createNamesrv(config: NamesrvConfig, parentLogger: Logger, options: NamesrvOptions = {}): Namesrv {
   const logger = parentLogger.child({ component: 'namesrv' });
-  const server = new RemotingServer(logger, options.connectionLimits);
+  const dispatcher = new RequestDispatcher(logger);
+  const server = new RemotingServer(logger, dispatcher, options.connectionLimits);
   const routes = new RouteInfoManager(
     {
       // read per registration so UPDATE_NAMESRV_CONFIG takes effect
@@ -55,7 +57,7 @@ export function createNamesrv(config: NamesrvConfig, parentLogger: Logger, optio
     kvConfigProcessors(ctx),
     namesrvConfigProcessors(ctx),
   ];
-  for (const table of tables) for (const [code, processor] of table) server.register(code, processor);
+  for (const table of tables) dispatcher.registerTable(table);
   // Java: BrokerHousekeepingService — a closed broker channel unregisters that broker at once.
   server.onConnection((conn) => conn.onClose((c) => routes.onConnectionClosed(c)));
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Connection } from '../remoting/connection.js';
+import type { ClientChannel } from '../remoting/dispatcher.js';
 import {
   type BrokerData,
   type DataVersion,
@@ -16,8 +16,8 @@ export interface BrokerLiveInfo {
   lastUpdateTimestamp: number;
   heartbeatTimeoutMillis: number;
   dataVersion: DataVersion;
-  /** The connection the broker registered on; its close unregisters the broker. Null when not registered over TCP. */
-  connection: Connection | null;
+  /** The channel the broker registered on; its close unregisters the broker. Null when not registered over TCP. */
+  channel: ClientChannel | null;
   haServerAddr: string;
 }
 
@@ -35,7 +35,7 @@ export interface RegisterBrokerRequest {
   dataVersion: DataVersion;
   topicConfigs: TopicConfigInfo[];
   filterServerList: string[] | null;
-  connection: Connection | null;
+  channel: ClientChannel | null;
 }
 
 export interface RegisterBrokerResult {
@@ -163,7 +163,7 @@ export class RouteInfoManager {
       lastUpdateTimestamp: this.now(),
       heartbeatTimeoutMillis: req.heartbeatTimeoutMillis ?? this.options.brokerChannelExpiredTimeMs,
       dataVersion: req.dataVersion,
-      connection: req.connection,
+      channel: req.channel,
       haServerAddr: req.haServerAddr,
     });
     if (!prev) this.logger.info({ clusterName, brokerName, brokerId, brokerAddr, haServerAddr: req.haServerAddr }, 'new broker registered');
@@ -284,12 +284,12 @@ export class RouteInfoManager {
     return this.brokerLiveTable.delete(key);
   }
 
-  /** The connection a broker registered on closed (Java: BrokerHousekeepingService → onChannelDestroy). */
-  onConnectionClosed(conn: Connection): number {
+  /** The channel a broker registered on closed (Java: BrokerHousekeepingService → onChannelDestroy). */
+  onConnectionClosed(conn: ClientChannel): number {
     let removed = 0;
     for (const live of [...this.brokerLiveTable.values()]) {
-      if (live.connection === conn) {
-        this.logger.info({ brokerAddr: live.brokerAddr, peer: conn.remoteAddress }, 'broker connection closed, removing broker');
+      if (live.channel === conn) {
+        this.logger.info({ brokerAddr: live.brokerAddr, peer: conn.remoteAddress }, 'broker channel closed, removing broker');
         if (this.unregisterLive(live.clusterName, live.brokerAddr)) removed++;
       }
     }
@@ -307,7 +307,7 @@ export class RouteInfoManager {
         this.logger.warn({ brokerAddr: live.brokerAddr, timeoutMs: live.heartbeatTimeoutMillis }, 'broker expired, removing');
         this.unregisterLive(live.clusterName, live.brokerAddr);
         expired.push(live.brokerAddr);
-        live.connection?.close();
+        live.channel?.close();
       }
     }
     return expired;

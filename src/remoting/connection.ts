@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { FLAG_ONEWAY, type RemotingCommand, isResponse } from './command.js';
 import { FrameDecoder } from './frame-decoder.js';
 import { encodeFrame } from './header-codec.js';
+import type { ClientChannel, RequestContext } from './dispatcher.js';
 
 export interface ConnectionLimits {
   /** Java drops connections idle for 120 s (NettyServerConfig.serverChannelMaxIdleTimeSeconds). */
@@ -28,7 +29,7 @@ interface PendingRequest {
 let nextConnectionId = 1;
 
 /** One TCP peer: frames in, commands out, with backpressure both ways. Used by server and client sides. */
-export class Connection {
+export class Connection implements ClientChannel {
   readonly id = nextConnectionId++;
   readonly remoteAddress: string;
   private readonly decoder = new FrameDecoder();
@@ -39,6 +40,8 @@ export class Connection {
   private closed = false;
   /** Free-form per-connection state for the layers above (client id, etc.). */
   readonly attributes = new Map<string, unknown>();
+  /** Handed to every request of this connection (one object, not one per request). */
+  readonly requestContext: RequestContext = { channel: this };
 
   constructor(
     readonly socket: Socket,

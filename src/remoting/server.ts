@@ -1,22 +1,11 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
-import { ResponseCode } from '../common/response-code.js';
-import { HeaderError, type RemotingCommand, createResponse, isOneway } from './command.js';
+import { type RemotingCommand, isOneway } from './command.js';
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from './connection.js';
+import type { RequestDispatcher } from './dispatcher.js';
 
-/** What a processor sees of the request's origin. It never touches the socket directly. */
-export interface RequestContext {
-  connection: Connection;
-}
-
-/**
- * Handles one request family. Returns the response (opaque and flag are filled in by the server), or null
- * for no response (oneway requests). A long poll simply returns a promise that settles later.
- */
-export type Processor = (req: RemotingCommand, ctx: RequestContext) => RemotingCommand | null | Promise<RemotingCommand | null>;
-
+/** The TCP transport: accepts connections, hands their requests to a RequestDispatcher, writes the answers. */
 export class RemotingServer {
-  private readonly processors = new Map<number, Processor>();
   private readonly connections = new Set<Connection>();
   private readonly connectionListeners: Array<(c: Connection) => void> = [];
   private server: net.Server | undefined;
@@ -24,16 +13,9 @@ export class RemotingServer {
 
   constructor(
     private readonly logger: Logger,
+    readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {}
-
-  register(code: number, processor: Processor): void {
-    this.processors.set(code, processor);
-  }
-
-  registerAll(codes: readonly number[], processor: Processor): void {
-    for (const c of codes) this.register(c, processor);
-  }
 
   onConnection(listener: (c: Connection) => void): void {
     this.connectionListeners.push(listener);
@@ -82,35 +64,9 @@ export class RemotingServer {
   }
 
   private dispatch(conn: Connection, req: RemotingCommand): void {
-    const processor = this.processors.get(req.code);
-    if (!processor) {
-      this.reply(conn, req, createResponse(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ` request type ${req.code} not supported`));
-      return;
-    }
-    let result: RemotingCommand | null | Promise<RemotingCommand | null>;
-    try {
-      result = processor(req, { connection: conn });
-    } catch (err) {
-      this.reply(conn, req, this.errorResponse(req, err));
-      return;
-    }
-    if (result instanceof Promise) {
-      result.then(
-        (res) => this.reply(conn, req, res),
-        (err) => this.reply(conn, req, this.errorResponse(req, err)),
-      );
-    } else {
-      this.reply(conn, req, result);
-    }
-  }
-
-  private errorResponse(req: RemotingCommand, err: unknown): RemotingCommand {
-    if (err instanceof HeaderError) {
-      return createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`);
-    }
-    this.logger.error({ err, code: req.code }, 'processor failed');
-    const msg = err instanceof Error ? err.message : String(err);
-    return createResponse(ResponseCode.SYSTEM_ERROR, `internal error handling request code ${req.code}: ${msg}`);
+    const result = this.dispatcher.dispatch(req, conn.requestContext);
+    if (result instanceof Promise) result.then((res) => this.reply(conn, req, res));
+    else this.reply(conn, req, result);
   }
 
   private reply(conn: Connection, req: RemotingCommand, res: RemotingCommand | null): void {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { registerAdminGroupProcessors } from '../../src/broker/processors/admin-group.js';
-import { registerClientManageProcessors } from '../../src/broker/processors/client-manage.js';
+import { adminConsumerRelayProcessors } from '../../src/broker/processors/admin-consumer-relay.js';
+import { adminOffsetProcessors } from '../../src/broker/processors/admin-offset.js';
+import { clientManageProcessors } from '../../src/broker/processors/client-manage.js';
 import { newTopicConfig } from '../../src/broker/topic/topic-config.js';
 import { parseFastjson } from '../../src/common/fastjson.js';
 import { RequestCode } from '../../src/common/request-code.js';
@@ -13,8 +14,9 @@ const BASE_TIME = 1_700_000_000_000;
 /** A broker context with topic T (4 queues, 10 messages each, store time of offset n = BASE_TIME + n). */
 function setup() {
   const t = makeContext();
-  registerClientManageProcessors(t.server.asServer, t.ctx);
-  registerAdminGroupProcessors(t.server.asServer, t.ctx);
+  t.server.registerTable(clientManageProcessors(t.ctx));
+  t.server.registerTable(adminOffsetProcessors(t.ctx));
+  t.server.registerTable(adminConsumerRelayProcessors(t.ctx));
   t.ctx.topicConfigManager.upsert(newTopicConfig('T', 4));
   for (let q = 0; q < 4; q++) t.store.setQueue('T', q, 0, 10, BASE_TIME);
   const store = t.store as unknown as Record<string, unknown>;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { registerAdminBrokerProcessors, formatRuntime, humanReadableByteCount } from '../../src/broker/processors/admin-broker.js';
-import { registerAdminGroupProcessors } from '../../src/broker/processors/admin-group.js';
-import { applyAttributeModifications, registerAdminTopicProcessors } from '../../src/broker/processors/admin-topic.js';
-import { registerClientManageProcessors } from '../../src/broker/processors/client-manage.js';
+import { adminBrokerProcessors, formatRuntime, humanReadableByteCount } from '../../src/broker/processors/admin-broker.js';
+import { adminGroupProcessors } from '../../src/broker/processors/admin-group.js';
+import { applyAttributeModifications, adminTopicProcessors } from '../../src/broker/processors/admin-topic.js';
+import { clientManageProcessors } from '../../src/broker/processors/client-manage.js';
 import { newTopicConfig } from '../../src/broker/topic/topic-config.js';
 import { parseFastjson } from '../../src/common/fastjson.js';
 import { RequestCode } from '../../src/common/request-code.js';
@@ -11,10 +11,10 @@ import { FakeConnection, javaHeartbeat, makeContext } from './helpers.js';
 
 function setup(overrides = {}) {
   const t = makeContext(overrides);
-  registerClientManageProcessors(t.server.asServer, t.ctx);
-  registerAdminTopicProcessors(t.server.asServer, t.ctx);
-  registerAdminGroupProcessors(t.server.asServer, t.ctx);
-  registerAdminBrokerProcessors(t.server.asServer, t.ctx);
+  t.server.registerTable(clientManageProcessors(t.ctx));
+  t.server.registerTable(adminTopicProcessors(t.ctx));
+  t.server.registerTable(adminGroupProcessors(t.ctx));
+  t.server.registerTable(adminBrokerProcessors(t.ctx));
   return t;
 }
 

@@ -44,7 +44,7 @@ describe('ConsumerManager', () => {
     expect(cm.findSubscriptionData('G', 'T')?.subString).toBe('*');
     expect(cm.groupsByTopic('T')).toEqual(['G']);
     expect(cm.groupsByTopic('other')).toEqual([]);
-    expect(cm.findChannel('G', 'c1')?.connection).toBe(a.asConnection);
+    expect(cm.findChannel('G', 'c1')?.channel).toBe(a.asConnection);
     // a repeated heartbeat changes nothing
     expect(cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T', '%RETRY%G']))).toBe(false);
     cm.shutdown();

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { registerClientManageProcessors } from '../../src/broker/processors/client-manage.js';
-import { registerConsumerListProcessors } from '../../src/broker/processors/consumer-list.js';
-import { registerLockProcessors } from '../../src/broker/processors/lock.js';
+import { clientManageProcessors } from '../../src/broker/processors/client-manage.js';
+import { consumerListProcessors } from '../../src/broker/processors/consumer-list.js';
+import { lockProcessors } from '../../src/broker/processors/lock.js';
 import { RequestCode } from '../../src/common/request-code.js';
 import { ResponseCode } from '../../src/common/response-code.js';
 import { FakeConnection, javaHeartbeat, makeContext } from './helpers.js';
 
 function setup(overrides = {}) {
   const t = makeContext(overrides);
-  registerClientManageProcessors(t.server.asServer, t.ctx);
-  registerConsumerListProcessors(t.server.asServer, t.ctx);
-  registerLockProcessors(t.server.asServer, t.ctx);
+  t.server.registerTable(clientManageProcessors(t.ctx));
+  t.server.registerTable(consumerListProcessors(t.ctx));
+  t.server.registerTable(lockProcessors(t.ctx));
   return t;
 }
 

@@ -1,11 +1,12 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerClientManageProcessors } from '../../src/broker/processors/client-manage.js';
-import { registerConsumerListProcessors } from '../../src/broker/processors/consumer-list.js';
+import { clientManageProcessors } from '../../src/broker/processors/client-manage.js';
+import { consumerListProcessors } from '../../src/broker/processors/consumer-list.js';
 import { RequestCode } from '../../src/common/request-code.js';
 import { ResponseCode } from '../../src/common/response-code.js';
 import { type RemotingCommand, createRequest } from '../../src/remoting/command.js';
 import { Connection, DEFAULT_CONNECTION_LIMITS } from '../../src/remoting/connection.js';
+import { RequestDispatcher } from '../../src/remoting/dispatcher.js';
 import { RemotingServer } from '../../src/remoting/server.js';
 import { javaHeartbeat, logger, makeContext } from './helpers.js';
 
@@ -50,9 +51,9 @@ afterEach(async () => {
 describe('client management over real connections', () => {
   it('notifies members on join and on disconnect, and forgets closed connections', async () => {
     const t = makeContext();
-    const server = new RemotingServer(logger);
-    registerClientManageProcessors(server, t.ctx);
-    registerConsumerListProcessors(server, t.ctx);
+    const server = new RemotingServer(logger, new RequestDispatcher(logger));
+    server.dispatcher.registerTable(clientManageProcessors(t.ctx));
+    server.dispatcher.registerTable(consumerListProcessors(t.ctx));
     const port = await server.listen(0, '127.0.0.1');
     closers.push(() => server.close());
 

@@ -12,8 +12,7 @@ import { BROKER_SCHEMA, type BrokerConfig, defaults } from '../../src/common/con
 import { silentLogger } from '../../src/common/logger.js';
 import type { RemotingCommand } from '../../src/remoting/command.js';
 import { FLAG_ONEWAY } from '../../src/remoting/command.js';
-import type { Connection } from '../../src/remoting/connection.js';
-import type { Processor, RemotingServer } from '../../src/remoting/server.js';
+import type { ClientChannel, Processor, ProcessorTable } from '../../src/remoting/dispatcher.js';
 import type { MessageStore } from '../../src/store/types.js';
 import { TopicPutStats } from '../../src/broker/topic-put-stats.js';
 
@@ -23,14 +22,15 @@ export function tempDir(prefix = 'broker'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `rmqts-${prefix}-`));
 }
 
-/** The parts of Connection the broker managers and processors use. */
-export class FakeConnection {
+/** A client channel that records what the broker sends it. */
+export class FakeConnection implements ClientChannel {
+  readonly id = 0;
   isClosed = false;
   readonly sent: RemotingCommand[] = [];
   readonly attributes = new Map<string, unknown>();
-  private readonly listeners: Array<(c: Connection) => void> = [];
+  private readonly listeners: Array<(c: ClientChannel) => void> = [];
   constructor(readonly remoteAddress = '10.0.0.5:50000') {}
-  onClose(l: (c: Connection) => void): void {
+  onClose(l: (c: ClientChannel) => void): void {
     this.listeners.push(l);
   }
   sendOneway(cmd: RemotingCommand): boolean {
@@ -49,10 +49,10 @@ export class FakeConnection {
   close(): void {
     if (this.isClosed) return;
     this.isClosed = true;
-    for (const l of this.listeners) l(this as unknown as Connection);
+    for (const l of this.listeners) l(this);
   }
-  get asConnection(): Connection {
-    return this as unknown as Connection;
+  get asConnection(): ClientChannel {
+    return this;
   }
   /** NOTIFY_CONSUMER_IDS_CHANGED requests received so far, by group. */
   notifications(): string[] {
@@ -66,17 +66,14 @@ export class FakeServer {
   register(code: number, p: Processor): void {
     this.processors.set(code, p);
   }
-  registerAll(codes: readonly number[], p: Processor): void {
-    for (const c of codes) this.register(c, p);
-  }
-  get asServer(): RemotingServer {
-    return this as unknown as RemotingServer;
+  registerTable(table: ProcessorTable): void {
+    for (const [c, p] of table) this.register(c, p);
   }
   async call(code: number, req: Partial<RemotingCommand>, connection: FakeConnection = new FakeConnection()): Promise<RemotingCommand> {
     const p = this.processors.get(code);
     if (!p) throw new Error(`no processor for ${code}`);
     const cmd: RemotingCommand = { code, language: 'JAVA', version: 409, opaque: 1, flag: 0, extFields: {}, ...req };
-    const res = await p(cmd, { connection: connection.asConnection });
+    const res = await p(cmd, { channel: connection });
     if (!res) throw new Error(`processor ${code} returned no response`);
     return res;
   }

@@ -18,7 +18,7 @@ function req(over: Partial<RegisterBrokerRequest>): RegisterBrokerRequest {
     dataVersion: { stateVersion: 0, timestamp: 1, counter: 1 },
     topicConfigs: [topic('S'), topic('T')],
     filterServerList: [],
-    connection: null,
+    channel: null,
     ...over,
   };
 }

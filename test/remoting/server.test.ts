@@ -5,6 +5,7 @@ import { HeaderError, type RemotingCommand, createRequest, createResponse } from
 import { RemotingClient } from '../../src/remoting/client.js';
 import { FrameDecoder } from '../../src/remoting/frame-decoder.js';
 import { encodeFrame } from '../../src/remoting/header-codec.js';
+import { RequestDispatcher } from '../../src/remoting/dispatcher.js';
 import { RemotingServer } from '../../src/remoting/server.js';
 
 describe('remoting server', () => {
@@ -14,19 +15,20 @@ describe('remoting server', () => {
   let onewayCount = 0;
 
   beforeEach(async () => {
-    server = new RemotingServer(silentLogger());
-    server.register(1000, (req) => createResponse(0, undefined, { echo: req.extFields.v ?? '' }, req.body));
-    server.register(1001, () => {
+    const dispatcher = new RequestDispatcher(silentLogger());
+    server = new RemotingServer(silentLogger(), dispatcher);
+    dispatcher.register(1000, (req) => createResponse(0, undefined, { echo: req.extFields.v ?? '' }, req.body));
+    dispatcher.register(1001, () => {
       throw new HeaderError('the custom field <topic> is null');
     });
-    server.register(1002, async () => {
+    dispatcher.register(1002, async () => {
       throw new Error('boom');
     });
-    server.register(1003, () => {
+    dispatcher.register(1003, () => {
       onewayCount++;
       return createResponse(0);
     });
-    server.register(1004, () => new Promise((r) => setTimeout(() => r(createResponse(0, 'late')), 50)));
+    dispatcher.register(1004, () => new Promise((r) => setTimeout(() => r(createResponse(0, 'late')), 50)));
     const port = await server.listen(0, '127.0.0.1');
     addr = `127.0.0.1:${port}`;
     client = new RemotingClient(silentLogger());

@@ -1,7 +1,7 @@
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import type { Connection } from '../../remoting/connection.js';
-import { notifyConsumerIdsChanged } from '../processors/consumer-list.js';
+import type { ClientChannel } from '../../remoting/dispatcher.js';
+import { notifyConsumerIdsChanged } from './broker-to-client.js';
 import type { ClientChannelInfo, ConsumerGroupInfo, SubscriptionData } from './types.js';
 
 /** Java ConsumerManager.CHANNEL_EXPIRED_TIMEOUT: a channel with no heartbeat for this long is dropped. */
@@ -35,8 +35,8 @@ export interface ConsumerManagerOptions {
   channelExpiredTimeoutMs?: number;
   /** 0 disables the periodic scan (tests call scanNotActiveChannel() themselves). */
   scanIntervalMs?: number;
-  /** Sends NOTIFY_CONSUMER_IDS_CHANGED to one connection; defaults to the real oneway sender. */
-  notify?: (connection: Connection, group: string) => void;
+  /** Sends NOTIFY_CONSUMER_IDS_CHANGED to one channel; defaults to the real oneway sender. */
+  notify?: (channel: ClientChannel, group: string) => void;
   now?: () => number;
 }
 
@@ -47,10 +47,10 @@ export interface ConsumerManagerOptions {
  */
 export class ConsumerManager {
   private readonly table = new Map<string, ConsumerGroupInfo>();
-  private readonly watched = new WeakSet<Connection>();
+  private readonly watched = new WeakSet<ClientChannel>();
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly expiredTimeoutMs: number;
-  private readonly notifyFn: (connection: Connection, group: string) => void;
+  private readonly notifyFn: (channel: ClientChannel, group: string) => void;
   private readonly isNotifyEnabled: (group: string) => boolean;
   private readonly now: () => number;
 
@@ -116,18 +116,18 @@ export class ConsumerManager {
   }
 
   /**
-   * Registers (or refreshes) one connection of a group from a heartbeat. Returns true when the group changed
+   * Registers (or refreshes) one channel of a group from a heartbeat. Returns true when the group changed
    * (new member, or a topic added/removed). `notifyEnabled` overrides the group config lookup (the heartbeat
    * processor has the config at hand); `updateSubscription=false` keeps the known subscriptions (heartbeat v2).
    */
   registerConsumer(
     group: string,
-    connection: Connection,
+    channel: ClientChannel,
     client: ClientIdentity,
     data: ConsumerRegistration,
     options: { notifyEnabled?: boolean; updateSubscription?: boolean } = {},
   ): boolean {
-    if (connection.isClosed) return false;
+    if (channel.isClosed) return false;
     const now = this.now();
     let info = this.table.get(group);
     if (!info) {
@@ -142,19 +142,19 @@ export class ConsumerManager {
       };
       this.table.set(group, info);
     }
-    this.watch(connection);
+    this.watch(channel);
 
     info.consumeType = data.consumeType;
     info.messageModel = data.messageModel;
     info.consumeFromWhere = data.consumeFromWhere;
     let channelAdded = false;
-    const old = info.channels.get(connection);
+    const old = info.channels.get(channel);
     if (!old || old.clientId !== client.clientId) {
       if (old) this.logger.error({ group, old: old.clientId, new: client.clientId }, 'consumer channel re-registered with another clientId');
-      info.channels.set(connection, { connection, ...client, lastUpdateTimestamp: now });
+      info.channels.set(channel, { channel, ...client, lastUpdateTimestamp: now });
       if (!old) {
         channelAdded = true;
-        this.logger.info({ group, clientId: client.clientId, peer: connection.remoteAddress, messageModel: data.messageModel }, 'new consumer connected');
+        this.logger.info({ group, clientId: client.clientId, peer: channel.remoteAddress, messageModel: data.messageModel }, 'new consumer connected');
       }
     } else {
       old.lastUpdateTimestamp = now;
@@ -195,25 +195,25 @@ export class ConsumerManager {
   }
 
   /** UNREGISTER_CLIENT for a consumer group (client shutdown). */
-  unregisterConsumer(group: string, connection: Connection, notifyEnabled?: boolean): void {
+  unregisterConsumer(group: string, channel: ClientChannel, notifyEnabled?: boolean): void {
     const info = this.table.get(group);
     if (!info) return;
-    const old = info.channels.get(connection);
+    const old = info.channels.get(channel);
     if (!old) return;
-    info.channels.delete(connection);
+    info.channels.delete(channel);
     this.logger.info({ group, clientId: old.clientId }, 'consumer unregistered');
     this.afterRemoval(info, notifyEnabled);
   }
 
-  /** A connection closed: drop it from every group it was in. Returns true if it was in any. */
-  doChannelCloseEvent(connection: Connection): boolean {
+  /** A channel closed: drop it from every group it was in. Returns true if it was in any. */
+  doChannelCloseEvent(channel: ClientChannel): boolean {
     let removed = false;
     for (const info of [...this.table.values()]) {
-      const ch = info.channels.get(connection);
+      const ch = info.channels.get(channel);
       if (!ch) continue;
-      info.channels.delete(connection);
+      info.channels.delete(channel);
       removed = true;
-      this.logger.info({ group: info.groupName, clientId: ch.clientId, peer: connection.remoteAddress }, 'consumer connection closed');
+      this.logger.info({ group: info.groupName, clientId: ch.clientId, peer: channel.remoteAddress }, 'consumer channel closed');
       this.afterRemoval(info);
     }
     return removed;
@@ -230,17 +230,17 @@ export class ConsumerManager {
     }
     const touched = new Set<ConsumerGroupInfo>();
     for (const [info, ch] of expired) {
-      if (info.channels.get(ch.connection) !== ch) continue;
-      info.channels.delete(ch.connection);
+      if (info.channels.get(ch.channel) !== ch) continue;
+      info.channels.delete(ch.channel);
       touched.add(info);
-      this.logger.warn({ group: info.groupName, clientId: ch.clientId, peer: ch.connection.remoteAddress }, 'consumer channel expired (no heartbeat)');
+      this.logger.warn({ group: info.groupName, clientId: ch.clientId, peer: ch.channel.remoteAddress }, 'consumer channel expired (no heartbeat)');
     }
     for (const info of touched) this.afterRemoval(info);
     for (const [, ch] of expired) {
       try {
-        ch.connection.close();
+        ch.channel.close();
       } catch (err) {
-        this.logger.debug({ err }, 'closing expired consumer connection failed');
+        this.logger.debug({ err }, 'closing expired consumer channel failed');
       }
     }
   }
@@ -248,7 +248,7 @@ export class ConsumerManager {
   private afterRemoval(info: ConsumerGroupInfo, notifyEnabled?: boolean): void {
     if (info.channels.size === 0 && this.table.get(info.groupName) === info) {
       this.table.delete(info.groupName);
-      this.logger.info({ group: info.groupName }, 'consumer group has no connection left, removed');
+      this.logger.info({ group: info.groupName }, 'consumer group has no channel left, removed');
       return;
     }
     if (notifyEnabled ?? this.isNotifyEnabled(info.groupName)) this.notifyGroup(info);
@@ -257,18 +257,18 @@ export class ConsumerManager {
   /** Broadcasting consumers do not rebalance, so they are not told (Java 5.x ConsumerManager). */
   private notifyGroup(info: ConsumerGroupInfo): void {
     if (info.messageModel === 'BROADCASTING') return;
-    for (const connection of info.channels.keys()) {
+    for (const channel of info.channels.keys()) {
       try {
-        this.notifyFn(connection, info.groupName);
+        this.notifyFn(channel, info.groupName);
       } catch (err) {
         this.logger.warn({ err, group: info.groupName }, 'notify consumer ids changed failed');
       }
     }
   }
 
-  private watch(connection: Connection): void {
-    if (this.watched.has(connection)) return;
-    this.watched.add(connection);
-    connection.onClose((c) => this.doChannelCloseEvent(c));
+  private watch(channel: ClientChannel): void {
+    if (this.watched.has(channel)) return;
+    this.watched.add(channel);
+    channel.onClose((c) => this.doChannelCloseEvent(c));
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/logger.js';
-import type { Connection } from '../../remoting/connection.js';
+import type { ClientChannel } from '../../remoting/dispatcher.js';
 import { CHANNEL_EXPIRED_TIMEOUT_MS, CLIENT_SCAN_INTERVAL_MS, type ClientIdentity } from './consumer-manager.js';
 import type { ClientChannelInfo } from './types.js';
 
@@ -15,12 +15,12 @@ export interface ProducerManagerOptions {
 
 /**
  * Producer groups → connections, fed by heartbeats (Java: broker/client/ProducerManager.java). Used for
- * GET_PRODUCER_CONNECTION_LIST and to pick a connection for transaction check-backs.
+ * GET_PRODUCER_CONNECTION_LIST and to pick a channel for transaction check-backs.
  */
 export class ProducerManager {
-  private readonly groupChannelTable = new Map<string, Map<Connection, ClientChannelInfo>>();
-  private readonly clientChannelTable = new Map<string, Connection>();
-  private readonly watched = new WeakSet<Connection>();
+  private readonly groupChannelTable = new Map<string, Map<ClientChannel, ClientChannelInfo>>();
+  private readonly clientChannelTable = new Map<string, ClientChannel>();
+  private readonly watched = new WeakSet<ClientChannel>();
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly expiredTimeoutMs: number;
   private readonly now: () => number;
@@ -43,42 +43,42 @@ export class ProducerManager {
     if (this.timer) clearInterval(this.timer);
   }
 
-  registerProducer(group: string, connection: Connection, client: ClientIdentity): void {
-    if (connection.isClosed) return;
+  registerProducer(group: string, channel: ClientChannel, client: ClientIdentity): void {
+    if (channel.isClosed) return;
     let channels = this.groupChannelTable.get(group);
     if (!channels) {
       channels = new Map();
       this.groupChannelTable.set(group, channels);
     }
-    this.watch(connection);
-    const found = channels.get(connection);
+    this.watch(channel);
+    const found = channels.get(channel);
     if (found) {
       found.lastUpdateTimestamp = this.now();
       return;
     }
-    channels.set(connection, { connection, ...client, lastUpdateTimestamp: this.now() });
-    this.clientChannelTable.set(client.clientId, connection);
-    this.logger.info({ group, clientId: client.clientId, peer: connection.remoteAddress }, 'new producer connected');
+    channels.set(channel, { channel, ...client, lastUpdateTimestamp: this.now() });
+    this.clientChannelTable.set(client.clientId, channel);
+    this.logger.info({ group, clientId: client.clientId, peer: channel.remoteAddress }, 'new producer connected');
   }
 
-  unregisterProducer(group: string, connection: Connection, clientId?: string): void {
+  unregisterProducer(group: string, channel: ClientChannel, clientId?: string): void {
     const channels = this.groupChannelTable.get(group);
     if (!channels) return;
-    const old = channels.get(connection);
-    channels.delete(connection);
+    const old = channels.get(channel);
+    channels.delete(channel);
     const id = old?.clientId ?? clientId;
-    if (id !== undefined && this.clientChannelTable.get(id) === connection) this.clientChannelTable.delete(id);
+    if (id !== undefined && this.clientChannelTable.get(id) === channel) this.clientChannelTable.delete(id);
     if (old) this.logger.info({ group, clientId: old.clientId }, 'producer unregistered');
     if (channels.size === 0) this.groupChannelTable.delete(group);
   }
 
-  doChannelCloseEvent(connection: Connection): void {
+  doChannelCloseEvent(channel: ClientChannel): void {
     for (const [group, channels] of [...this.groupChannelTable]) {
-      const info = channels.get(connection);
+      const info = channels.get(channel);
       if (!info) continue;
-      channels.delete(connection);
-      if (this.clientChannelTable.get(info.clientId) === connection) this.clientChannelTable.delete(info.clientId);
-      this.logger.info({ group, clientId: info.clientId, peer: connection.remoteAddress }, 'producer connection closed');
+      channels.delete(channel);
+      if (this.clientChannelTable.get(info.clientId) === channel) this.clientChannelTable.delete(info.clientId);
+      this.logger.info({ group, clientId: info.clientId, peer: channel.remoteAddress }, 'producer channel closed');
       // Java keeps empty groups until the next scan; dropping them now keeps listings honest.
       if (channels.size === 0) this.groupChannelTable.delete(group);
     }
@@ -86,14 +86,14 @@ export class ProducerManager {
 
   scanNotActiveChannel(): void {
     const now = this.now();
-    const toClose: Connection[] = [];
+    const toClose: ClientChannel[] = [];
     for (const [group, channels] of [...this.groupChannelTable]) {
-      for (const [connection, info] of [...channels]) {
+      for (const [channel, info] of [...channels]) {
         if (now - info.lastUpdateTimestamp <= this.expiredTimeoutMs) continue;
-        channels.delete(connection);
-        if (this.clientChannelTable.get(info.clientId) === connection) this.clientChannelTable.delete(info.clientId);
-        this.logger.warn({ group, clientId: info.clientId, peer: connection.remoteAddress }, 'producer channel expired (no heartbeat)');
-        toClose.push(connection);
+        channels.delete(channel);
+        if (this.clientChannelTable.get(info.clientId) === channel) this.clientChannelTable.delete(info.clientId);
+        this.logger.warn({ group, clientId: info.clientId, peer: channel.remoteAddress }, 'producer channel expired (no heartbeat)');
+        toClose.push(channel);
       }
       if (channels.size === 0) this.groupChannelTable.delete(group);
     }
@@ -101,13 +101,13 @@ export class ProducerManager {
       try {
         c.close();
       } catch (err) {
-        this.logger.debug({ err }, 'closing expired producer connection failed');
+        this.logger.debug({ err }, 'closing expired producer channel failed');
       }
     }
   }
 
   /** The connections of a group (GET_PRODUCER_CONNECTION_LIST), or undefined when nobody of it is connected. */
-  getGroupChannels(group: string): ReadonlyMap<Connection, ClientChannelInfo> | undefined {
+  getGroupChannels(group: string): ReadonlyMap<ClientChannel, ClientChannelInfo> | undefined {
     return this.groupChannelTable.get(group);
   }
 
@@ -116,10 +116,10 @@ export class ProducerManager {
   }
 
   /**
-   * A live connection of the group for a transaction check-back: round-robin, skipping closed connections
+   * A live channel of the group for a transaction check-back: round-robin, skipping closed connections
    * (Java getAvailableChannel: round-robin over active, writable channels).
    */
-  getAvailableChannel(group: string): Connection | undefined {
+  getAvailableChannel(group: string): ClientChannel | undefined {
     const channels = this.groupChannelTable.get(group);
     if (!channels || channels.size === 0) return undefined;
     const list = [...channels.keys()];
@@ -132,14 +132,14 @@ export class ProducerManager {
     return undefined;
   }
 
-  /** The connection a client id last registered a producer on. */
-  findChannel(clientId: string): Connection | undefined {
+  /** The channel a client id last registered a producer on. */
+  findChannel(clientId: string): ClientChannel | undefined {
     return this.clientChannelTable.get(clientId);
   }
 
-  private watch(connection: Connection): void {
-    if (this.watched.has(connection)) return;
-    this.watched.add(connection);
-    connection.onClose((c) => this.doChannelCloseEvent(c));
+  private watch(channel: ClientChannel): void {
+    if (this.watched.has(channel)) return;
+    this.watched.add(channel);
+    channel.onClose((c) => this.doChannelCloseEvent(c));
   }
 }

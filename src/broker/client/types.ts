@@ -1,4 +1,4 @@
-import type { Connection } from '../../remoting/connection.js';
+import type { ClientChannel } from '../../remoting/dispatcher.js';
 
 /** Java SubscriptionData (heartbeat body / pull subscription). */
 export interface SubscriptionData {
@@ -12,9 +12,9 @@ export interface SubscriptionData {
   classFilterMode: boolean;
 }
 
-/** One client connection of a group (Java ClientChannelInfo). */
+/** One client channel of a group (Java ClientChannelInfo). */
 export interface ClientChannelInfo {
-  connection: Connection;
+  channel: ClientChannel;
   clientId: string;
   language: string;
   version: number;
@@ -28,7 +28,7 @@ export interface ConsumerGroupInfo {
   /** 'CLUSTERING' | 'BROADCASTING' */
   messageModel: string;
   consumeFromWhere: string;
-  channels: Map<Connection, ClientChannelInfo>;
+  channels: Map<ClientChannel, ClientChannelInfo>;
   subscriptions: Map<string, SubscriptionData>;
   lastUpdateTimestamp: number;
 }

@@ -9,7 +9,7 @@ import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { SERVER_VERSION, SERVER_VERSION_DESC } from '../../common/version.js';
 import { type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
 import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
 import { SystemTopic } from '../topic/topic-config.js';
@@ -342,19 +342,21 @@ async function updateBrokerConfig(ctx: BrokerContext, state: AdminBrokerState, r
   return createResponse(ResponseCode.SUCCESS);
 }
 
-export function registerAdminBrokerProcessors(server: RemotingServer, ctx: BrokerContext): void {
+export function adminBrokerProcessors(ctx: BrokerContext): ProcessorTable {
   const state: AdminBrokerState = { stats: new RuntimeStats(ctx), configVersion: newDataVersion() };
-  server.register(RequestCode.GET_BROKER_RUNTIME_INFO, async () => {
-    const table = await buildRuntimeInfo(ctx, state.stats);
-    return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(stringifyFastjson({ table })));
-  });
-  server.register(RequestCode.GET_BROKER_CONFIG, () =>
-    createResponse(
-      ResponseCode.SUCCESS,
-      undefined,
-      { version: dataVersionJson(state.configVersion) },
-      Buffer.from(configToProperties(reportedConfig(ctx))),
-    ),
-  );
-  server.register(RequestCode.UPDATE_BROKER_CONFIG, (req) => updateBrokerConfig(ctx, state, req));
+  return [
+    [RequestCode.GET_BROKER_RUNTIME_INFO, async () => {
+      const table = await buildRuntimeInfo(ctx, state.stats);
+      return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(stringifyFastjson({ table })));
+    }],
+    [RequestCode.GET_BROKER_CONFIG, () =>
+      createResponse(
+        ResponseCode.SUCCESS,
+        undefined,
+        { version: dataVersionJson(state.configVersion) },
+        Buffer.from(configToProperties(reportedConfig(ctx))),
+      ),
+    ],
+    [RequestCode.UPDATE_BROKER_CONFIG, (req) => updateBrokerConfig(ctx, state, req)],
+  ];
 }

@@ -4,9 +4,10 @@
 // broker/client/net/Broker2Client.callClient.
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
-import { HeaderReader, type RemotingCommand, createRequest, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
+import { callClient } from '../client/broker-to-client.js';
 import { decodeOffsetMessageId } from '../message-id.js';
 
 /** Java Broker2Client.callClient: invokeSync(channel, request, 10000). */
@@ -27,16 +28,16 @@ export async function callConsumer(
   extFields: Record<string, string> = req.extFields,
   body: Buffer | undefined = req.body,
 ): Promise<RemotingCommand> {
-  const channel = ctx.consumerManager.findChannel(group, clientId);
-  if (!channel) return createResponse(ResponseCode.SYSTEM_ERROR, `The Consumer <${group}> <${clientId}> not online`);
-  if (channel.version < MIN_CLIENT_VERSION) {
+  const client = ctx.consumerManager.findChannel(group, clientId);
+  if (!client) return createResponse(ResponseCode.SYSTEM_ERROR, `The Consumer <${group}> <${clientId}> not online`);
+  if (client.version < MIN_CLIENT_VERSION) {
     return createResponse(
       ResponseCode.SYSTEM_ERROR,
-      `The Consumer <${clientId}> Version <${channel.version}> too low to finish, please upgrade it to V3_1_8_SNAPSHOT`,
+      `The Consumer <${clientId}> Version <${client.version}> too low to finish, please upgrade it to V3_1_8_SNAPSHOT`,
     );
   }
   try {
-    return await channel.connection.request(createRequest(code, { ...extFields }, body), CALL_CLIENT_TIMEOUT_MS);
+    return await callClient(client.channel, code, extFields, body, CALL_CLIENT_TIMEOUT_MS);
   } catch (err) {
     const msg = (err as Error).message;
     if (/timed out/.test(msg)) {
@@ -68,7 +69,9 @@ async function consumeMessageDirectly(ctx: BrokerContext, req: RemotingCommand):
   return callConsumer(ctx, RequestCode.CONSUME_MESSAGE_DIRECTLY, req, group, clientId, extFields, record);
 }
 
-export function registerAdminConsumerRelayProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.GET_CONSUMER_RUNNING_INFO, (req) => getConsumerRunningInfo(ctx, req));
-  server.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, (req) => consumeMessageDirectly(ctx, req));
+export function adminConsumerRelayProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.GET_CONSUMER_RUNNING_INFO, (req) => getConsumerRunningInfo(ctx, req)],
+    [RequestCode.CONSUME_MESSAGE_DIRECTLY, (req) => consumeMessageDirectly(ctx, req)],
+  ];
 }

@@ -7,7 +7,7 @@ import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { ClientChannelInfo, MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import {
@@ -15,8 +15,6 @@ import {
   parseSubscriptionGroupConfig,
   validateGroupName,
 } from '../subscription/subscription-group-manager.js';
-import { registerAdminConsumerRelayProcessors } from './admin-consumer-relay.js';
-import { registerAdminOffsetProcessors } from './admin-offset.js';
 import { encodeMessageQueueTable } from './admin-topic.js';
 import { parseJsonBody, withBodyErrors } from './client-manage.js';
 
@@ -24,7 +22,7 @@ const body = (text: string): Buffer => Buffer.from(text);
 
 /** Java body.Connection, fields in fastjson's order. */
 function connectionJson(ch: ClientChannelInfo): Record<string, unknown> {
-  return { clientAddr: ch.connection.remoteAddress, clientId: ch.clientId, language: ch.language, version: ch.version };
+  return { clientAddr: ch.channel.remoteAddress, clientId: ch.clientId, language: ch.language, version: ch.version };
 }
 
 function updateAndCreateSubscriptionGroup(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
@@ -140,20 +138,20 @@ function queryTopicsByConsumer(ctx: BrokerContext, req: RemotingCommand): Remoti
   return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson(topicList)));
 }
 
-export function registerAdminGroupProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, async (req) => {
-    const res = withBodyErrors(() => updateAndCreateSubscriptionGroup(ctx, req));
-    await ctx.subscriptionGroupManager.saved(); // on disk before the answer, as Java's synchronous persist
-    return res;
-  });
-  server.register(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, () => getAllSubscriptionGroup(ctx));
-  server.register(RequestCode.DELETE_SUBSCRIPTIONGROUP, (req) => deleteSubscriptionGroup(ctx, req));
-  server.register(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, (req) => getSubscriptionGroupConfig(ctx, req));
-  server.register(RequestCode.GET_CONSUME_STATS, (req) => getConsumeStats(ctx, req));
-  server.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, (req) => getConsumerConnectionList(ctx, req));
-  server.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, (req) => getProducerConnectionList(ctx, req));
-  server.register(RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx));
-  server.register(RequestCode.QUERY_TOPICS_BY_CONSUMER, (req) => queryTopicsByConsumer(ctx, req));
-  registerAdminOffsetProcessors(server, ctx);
-  registerAdminConsumerRelayProcessors(server, ctx);
+export function adminGroupProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, async (req) => {
+      const res = withBodyErrors(() => updateAndCreateSubscriptionGroup(ctx, req));
+      await ctx.subscriptionGroupManager.saved(); // on disk before the answer, as Java's synchronous persist
+      return res;
+    }],
+    [RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, () => getAllSubscriptionGroup(ctx)],
+    [RequestCode.DELETE_SUBSCRIPTIONGROUP, (req) => deleteSubscriptionGroup(ctx, req)],
+    [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, (req) => getSubscriptionGroupConfig(ctx, req)],
+    [RequestCode.GET_CONSUME_STATS, (req) => getConsumeStats(ctx, req)],
+    [RequestCode.GET_CONSUMER_CONNECTION_LIST, (req) => getConsumerConnectionList(ctx, req)],
+    [RequestCode.GET_PRODUCER_CONNECTION_LIST, (req) => getProducerConnectionList(ctx, req)],
+    [RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx)],
+    [RequestCode.QUERY_TOPICS_BY_CONSUMER, (req) => queryTopicsByConsumer(ctx, req)],
+  ];
 }

@@ -5,10 +5,11 @@
 import { stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
-import { HeaderReader, type RemotingCommand, createRequest, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
+import { resetClientOffset } from '../client/broker-to-client.js';
 
 /** MQVersion.Version.V3_0_7_SNAPSHOT.ordinal(): the first client version that understands code 220. */
 const MIN_RESET_CLIENT_VERSION = 28;
@@ -71,7 +72,7 @@ async function resetOffset(ctx: BrokerContext, req: RemotingCommand): Promise<Re
     if (ch.version < MIN_RESET_CLIENT_VERSION) {
       return createResponse(ResponseCode.SYSTEM_ERROR, `the client does not support this feature. version=${ch.version}`);
     }
-    const pushed = ch.connection.sendOneway(createRequest(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header, encodeResetOffsetBody(offsets, ch.language === 'CPP')));
+    const pushed = resetClientOffset(ch.channel, header, encodeResetOffsetBody(offsets, ch.language === 'CPP'));
     ctx.logger.info({ topic, group, clientId: ch.clientId, pushed }, '[reset-offset] offsets pushed to client');
   }
   return createResponse(ResponseCode.SUCCESS, undefined, {}, encodeResetOffsetBody(offsets, req.language === 'CPP'));
@@ -141,8 +142,10 @@ async function queryConsumeTimeSpan(ctx: BrokerContext, req: RemotingCommand): P
   return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(stringifyFastjson({ consumeTimeSpanSet: spans })));
 }
 
-export function registerAdminOffsetProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, (req) => resetOffset(ctx, req));
-  server.register(RequestCode.CLONE_GROUP_OFFSET, (req) => cloneGroupOffset(ctx, req));
-  server.register(RequestCode.QUERY_CONSUME_TIME_SPAN, (req) => queryConsumeTimeSpan(ctx, req));
+export function adminOffsetProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, (req) => resetOffset(ctx, req)],
+    [RequestCode.CLONE_GROUP_OFFSET, (req) => cloneGroupOffset(ctx, req)],
+    [RequestCode.QUERY_CONSUME_TIME_SPAN, (req) => queryConsumeTimeSpan(ctx, req)],
+  ];
 }

@@ -5,7 +5,7 @@ import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import { SystemTopic, type TopicConfig, validateTopicName } from '../topic/topic-config.js';
@@ -194,12 +194,14 @@ function queryTopicConsumeByWho(ctx: BrokerContext, req: RemotingCommand): Remot
   return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(stringifyFastjson({ groupList: [...groups] })));
 }
 
-export function registerAdminTopicProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.UPDATE_AND_CREATE_TOPIC, (req) => updateAndCreateTopic(ctx, req));
-  server.register(RequestCode.DELETE_TOPIC_IN_BROKER, (req) => deleteTopic(ctx, req));
-  server.register(RequestCode.GET_ALL_TOPIC_CONFIG, () => getAllTopicConfig(ctx));
-  server.register(RequestCode.GET_TOPIC_CONFIG, (req) => getTopicConfig(ctx, req));
-  server.register(RequestCode.GET_TOPIC_STATS_INFO, (req) => getTopicStatsInfo(ctx, req));
-  server.register(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, () => getSystemTopicList(ctx));
-  server.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, (req) => queryTopicConsumeByWho(ctx, req));
+export function adminTopicProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.UPDATE_AND_CREATE_TOPIC, (req) => updateAndCreateTopic(ctx, req)],
+    [RequestCode.DELETE_TOPIC_IN_BROKER, (req) => deleteTopic(ctx, req)],
+    [RequestCode.GET_ALL_TOPIC_CONFIG, () => getAllTopicConfig(ctx)],
+    [RequestCode.GET_TOPIC_CONFIG, (req) => getTopicConfig(ctx, req)],
+    [RequestCode.GET_TOPIC_STATS_INFO, (req) => getTopicStatsInfo(ctx, req)],
+    [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, () => getSystemTopicList(ctx)],
+    [RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, (req) => queryTopicConsumeByWho(ctx, req)],
+  ];
 }

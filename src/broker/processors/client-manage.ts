@@ -4,7 +4,7 @@ import { parseFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer, RequestContext } from '../../remoting/server.js';
+import type { ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
 import type { ClientIdentity } from '../client/consumer-manager.js';
 import type { SubscriptionData } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
@@ -180,7 +180,7 @@ export function withBodyErrors(fn: () => RemotingCommand): RemotingCommand {
 function heartBeat(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): RemotingCommand {
   const hb = decodeHeartbeat(parseJsonBody(req, 'HEART_BEAT'));
   const client: ClientIdentity = { clientId: hb.clientID, language: req.language, version: req.version };
-  const conn = rc.connection;
+  const conn = rc.channel;
   // Heartbeat v2 (5.x, opt-in after the broker advertises it, which we do not): withoutSub means "unchanged".
   const updateSubscription = !(hb.heartbeatFingerprint !== 0 && hb.withoutSub);
   for (const data of hb.consumerDataSet) {
@@ -224,10 +224,10 @@ function unregisterClient(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
   const clientId = h.str('clientID');
   const producerGroup = h.optStr('producerGroup');
   const consumerGroup = h.optStr('consumerGroup');
-  if (producerGroup) ctx.producerManager.unregisterProducer(producerGroup, rc.connection, clientId);
+  if (producerGroup) ctx.producerManager.unregisterProducer(producerGroup, rc.channel, clientId);
   if (consumerGroup) {
     const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(consumerGroup);
-    ctx.consumerManager.unregisterConsumer(consumerGroup, rc.connection, groupConfig?.notifyConsumerIdsChangedEnable ?? true);
+    ctx.consumerManager.unregisterConsumer(consumerGroup, rc.channel, groupConfig?.notifyConsumerIdsChangedEnable ?? true);
   }
   return createResponse(ResponseCode.SUCCESS);
 }
@@ -252,8 +252,10 @@ function checkClientConfig(ctx: BrokerContext, req: RemotingCommand): RemotingCo
   return createResponse(ResponseCode.SUCCESS);
 }
 
-export function registerClientManageProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.HEART_BEAT, (req, rc) => withBodyErrors(() => heartBeat(ctx, req, rc)));
-  server.register(RequestCode.UNREGISTER_CLIENT, (req, rc) => unregisterClient(ctx, req, rc));
-  server.register(RequestCode.CHECK_CLIENT_CONFIG, (req) => withBodyErrors(() => checkClientConfig(ctx, req)));
+export function clientManageProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.HEART_BEAT, (req, rc) => withBodyErrors(() => heartBeat(ctx, req, rc))],
+    [RequestCode.UNREGISTER_CLIENT, (req, rc) => unregisterClient(ctx, req, rc)],
+    [RequestCode.CHECK_CLIENT_CONFIG, (req) => withBodyErrors(() => checkClientConfig(ctx, req))],
+  ];
 }

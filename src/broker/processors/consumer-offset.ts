@@ -2,7 +2,7 @@ import os from 'node:os';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
 
 /** Java: messages within this share of RAM behind the log end count as "still in memory". */
@@ -13,45 +13,47 @@ const ACCESS_MESSAGE_IN_MEMORY_MAX_RATIO = 0.4;
  * GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), GET_EARLIEST_MSG_STORETIME (32). Java ConsumerManageProcessor and
  * AdminBrokerProcessor.
  */
-export function registerConsumerOffsetProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.QUERY_CONSUMER_OFFSET, (req) => queryConsumerOffset(ctx, req));
-  server.register(RequestCode.UPDATE_CONSUMER_OFFSET, (req) => {
-    const h = new HeaderReader(req.extFields);
-    const group = h.str('consumerGroup');
-    const topic = h.str('topic');
-    const queueId = h.int('queueId');
-    const offset = h.long('commitOffset');
-    if (!ctx.topicConfigManager.get(topic)) {
-      return createResponse(ResponseCode.TOPIC_NOT_EXIST, `Topic ${topic} not exist!`);
-    }
-    ctx.consumerOffsetManager.commitOffset(group, topic, queueId, offset);
-    return createResponse(ResponseCode.SUCCESS);
-  });
-  server.register(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, async (req) => {
-    const h = new HeaderReader(req.extFields);
-    const offset = await ctx.store.getOffsetInQueueByTime(h.str('topic'), h.int('queueId'), h.long('timestamp'));
-    return createResponse(ResponseCode.SUCCESS, undefined, { offset: String(offset) });
-  });
-  server.register(RequestCode.GET_MAX_OFFSET, (req) => {
-    const h = new HeaderReader(req.extFields);
-    return createResponse(ResponseCode.SUCCESS, undefined, { offset: String(ctx.store.getMaxOffsetInQueue(h.str('topic'), h.int('queueId'))) });
-  });
-  server.register(RequestCode.GET_MIN_OFFSET, (req) => {
-    const h = new HeaderReader(req.extFields);
-    return createResponse(ResponseCode.SUCCESS, undefined, { offset: String(ctx.store.getMinOffsetInQueue(h.str('topic'), h.int('queueId'))) });
-  });
-  server.register(RequestCode.GET_EARLIEST_MSG_STORETIME, async (req) => {
-    const h = new HeaderReader(req.extFields);
-    const ts = await ctx.store.getEarliestMessageTime(h.str('topic'), h.int('queueId'));
-    return createResponse(ResponseCode.SUCCESS, undefined, { timestamp: String(ts) });
-  });
-  server.register(RequestCode.VIEW_MESSAGE_BY_ID, async (req) => {
-    const h = new HeaderReader(req.extFields);
-    const offset = h.long('offset');
-    const record = await ctx.store.lookMessageByOffset(offset);
-    if (!record) return createResponse(ResponseCode.SYSTEM_ERROR, `can not find message by the offset, ${offset}`);
-    return createResponse(ResponseCode.SUCCESS, undefined, {}, record);
-  });
+export function consumerOffsetProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.QUERY_CONSUMER_OFFSET, (req) => queryConsumerOffset(ctx, req)],
+    [RequestCode.UPDATE_CONSUMER_OFFSET, (req) => {
+      const h = new HeaderReader(req.extFields);
+      const group = h.str('consumerGroup');
+      const topic = h.str('topic');
+      const queueId = h.int('queueId');
+      const offset = h.long('commitOffset');
+      if (!ctx.topicConfigManager.get(topic)) {
+        return createResponse(ResponseCode.TOPIC_NOT_EXIST, `Topic ${topic} not exist!`);
+      }
+      ctx.consumerOffsetManager.commitOffset(group, topic, queueId, offset);
+      return createResponse(ResponseCode.SUCCESS);
+    }],
+    [RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, async (req) => {
+      const h = new HeaderReader(req.extFields);
+      const offset = await ctx.store.getOffsetInQueueByTime(h.str('topic'), h.int('queueId'), h.long('timestamp'));
+      return createResponse(ResponseCode.SUCCESS, undefined, { offset: String(offset) });
+    }],
+    [RequestCode.GET_MAX_OFFSET, (req) => {
+      const h = new HeaderReader(req.extFields);
+      return createResponse(ResponseCode.SUCCESS, undefined, { offset: String(ctx.store.getMaxOffsetInQueue(h.str('topic'), h.int('queueId'))) });
+    }],
+    [RequestCode.GET_MIN_OFFSET, (req) => {
+      const h = new HeaderReader(req.extFields);
+      return createResponse(ResponseCode.SUCCESS, undefined, { offset: String(ctx.store.getMinOffsetInQueue(h.str('topic'), h.int('queueId'))) });
+    }],
+    [RequestCode.GET_EARLIEST_MSG_STORETIME, async (req) => {
+      const h = new HeaderReader(req.extFields);
+      const ts = await ctx.store.getEarliestMessageTime(h.str('topic'), h.int('queueId'));
+      return createResponse(ResponseCode.SUCCESS, undefined, { timestamp: String(ts) });
+    }],
+    [RequestCode.VIEW_MESSAGE_BY_ID, async (req) => {
+      const h = new HeaderReader(req.extFields);
+      const offset = h.long('offset');
+      const record = await ctx.store.lookMessageByOffset(offset);
+      if (!record) return createResponse(ResponseCode.SYSTEM_ERROR, `can not find message by the offset, ${offset}`);
+      return createResponse(ResponseCode.SUCCESS, undefined, {}, record);
+    }],
+  ];
 }
 
 async function queryConsumerOffset(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {

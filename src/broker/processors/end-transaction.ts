@@ -2,7 +2,7 @@ import { MessageConst, getProperty } from '../../common/message-properties.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse, isOneway } from '../../remoting/command.js';
-import type { RemotingServer, RequestContext } from '../../remoting/server.js';
+import type { ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
 import type { DecodedRecord, PutStatus } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
 import { HALF_TOPIC, TransactionType, finalMessageFromHalf, transactionKey } from '../transaction/transactional-message-util.js';
@@ -26,11 +26,13 @@ interface EndTransactionHeader {
  * real topic/queue and writes an op message; ROLLBACK writes only the op message; type 0 (unknown) is left to the
  * check-back. A oneway request gets no response; a two-way one always gets one.
  */
-export function registerEndTransactionProcessor(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.END_TRANSACTION, async (req, rc) => {
-    const res = await endTransaction(ctx, req, rc);
-    return isOneway(req) ? null : res;
-  });
+export function endTransactionProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.END_TRANSACTION, async (req, rc) => {
+      const res = await endTransaction(ctx, req, rc);
+      return isOneway(req) ? null : res;
+    }],
+  ];
 }
 
 function readHeader(req: RemotingCommand): EndTransactionHeader {
@@ -56,7 +58,7 @@ async function endTransaction(ctx: BrokerContext, req: RemotingCommand, rc: Requ
   if (type !== TransactionType.NOT && type !== TransactionType.COMMIT && type !== TransactionType.ROLLBACK) {
     return createResponse(ResponseCode.SYSTEM_ERROR, `commitOrRollback field wrong: ${type}`);
   }
-  const fields = { peer: rc.connection.remoteAddress, group: header.producerGroup, msgId: header.msgId, fromCheck: header.fromTransactionCheck };
+  const fields = { peer: rc.channel.remoteAddress, group: header.producerGroup, msgId: header.msgId, fromCheck: header.fromTransactionCheck };
   if (type === TransactionType.NOT) {
     // Java answers nothing at all; a two-way caller still deserves a response.
     log.warn({ ...fields, remark: req.remark }, 'end transaction with unknown state; waiting for the check-back');

@@ -4,7 +4,7 @@ import { stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import { BodyError, asObject, field, parseJsonBody, withBodyErrors } from './client-manage.js';
@@ -55,8 +55,10 @@ function unlockBatch(ctx: BrokerContext, req: RemotingCommand): RemotingCommand 
   return createResponse(ResponseCode.SUCCESS);
 }
 
-export function registerLockProcessors(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.LOCK_BATCH_MQ, (req) => withBodyErrors(() => lockBatch(ctx, req)));
-  // Often oneway (client shutdown / queue dropped); the server never answers a oneway request.
-  server.register(RequestCode.UNLOCK_BATCH_MQ, (req) => withBodyErrors(() => unlockBatch(ctx, req)));
+export function lockProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.LOCK_BATCH_MQ, (req) => withBodyErrors(() => lockBatch(ctx, req))],
+    // Often oneway (client shutdown / queue dropped); the server never answers a oneway request.
+    [RequestCode.UNLOCK_BATCH_MQ, (req) => withBodyErrors(() => unlockBatch(ctx, req))],
+  ];
 }

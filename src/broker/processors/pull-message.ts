@@ -1,7 +1,7 @@
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer, RequestContext } from '../../remoting/server.js';
+import type { ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
 import { parseProperties } from '../../common/message-properties.js';
 import type { DispatchedEntry, GetResult } from '../../store/index.js';
 import type { SubscriptionData } from '../client/types.js';
@@ -61,7 +61,7 @@ function readPullHeader(req: RemotingCommand): PullRequest {
 }
 
 /** Java PullMessageProcessor: PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361), with long polling. */
-export function registerPullMessageProcessor(server: RemotingServer, ctx: BrokerContext): void {
+export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
   const processor = (req: RemotingCommand, rc: RequestContext) => {
     const pull = readPullHeader(req);
     return new Promise<RemotingCommand | null>((resolve, reject) => {
@@ -73,7 +73,7 @@ export function registerPullMessageProcessor(server: RemotingServer, ctx: Broker
         }
         const timeoutMs = ctx.config.longPollingEnable ? pull.suspendTimeoutMillis : ctx.config.shortPollingTimeMills;
         const parked = ctx.pullRequestHoldService.hold(pull.topic, pull.queueId, pull.queueOffset, timeoutMs, () => {
-          if (rc.connection.isClosed) {
+          if (rc.channel.isClosed) {
             resolve(null);
             return;
           }
@@ -83,8 +83,10 @@ export function registerPullMessageProcessor(server: RemotingServer, ctx: Broker
       }, reject);
     });
   };
-  server.register(RequestCode.PULL_MESSAGE, processor);
-  server.register(RequestCode.LITE_PULL_MESSAGE, processor);
+  return [
+    [RequestCode.PULL_MESSAGE, processor],
+    [RequestCode.LITE_PULL_MESSAGE, processor],
+  ];
 }
 
 /** "Park this pull" (PULL_NOT_FOUND with suspension allowed), with the SQL92 filter to check arrivals against. */
@@ -135,7 +137,7 @@ async function execute(
   if (pull.queueId < 0 || pull.queueId >= topicConfig.readQueueNums) {
     return createResponse(
       ResponseCode.SYSTEM_ERROR,
-      `queueId[${pull.queueId}] is illegal, topic:[${pull.topic}] topicConfig.readQueueNums:[${topicConfig.readQueueNums}] consumer:[${rc.connection.remoteAddress}]`,
+      `queueId[${pull.queueId}] is illegal, topic:[${pull.topic}] topicConfig.readQueueNums:[${topicConfig.readQueueNums}] consumer:[${rc.channel.remoteAddress}]`,
     );
   }
 

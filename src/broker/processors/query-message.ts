@@ -1,7 +1,7 @@
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
 
 /** MixAll.UNIQUE_MSG_QUERY_FLAG: extField sent by MQClientAPIImpl.queryMessage ("true" for a UNIQ_KEY lookup). */
@@ -12,8 +12,10 @@ export const UNIQUE_MSG_QUERY_FLAG = '_UNIQUE_KEY_QUERY';
  * the index. Request header topic, key, maxNum, beginTimestamp, endTimestamp (all required); response header
  * indexLastUpdateTimestamp, indexLastUpdatePhyoffset (always present); body = the raw records, concatenated.
  */
-export function registerQueryMessageProcessor(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.QUERY_MESSAGE, (req) => queryMessage(ctx, req));
+export function queryMessageProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.QUERY_MESSAGE, (req) => queryMessage(ctx, req)],
+  ];
 }
 
 async function queryMessage(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {

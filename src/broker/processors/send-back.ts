@@ -2,7 +2,7 @@ import { MessageConst, parseProperties } from '../../common/message-properties.j
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RemotingServer } from '../../remoting/server.js';
+import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import { decodeRecord } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId, parseHostAddress } from '../message-id.js';
@@ -14,8 +14,10 @@ import { messageFromRecord } from '../stored-message.js';
  * CONSUMER_SEND_MSG_BACK (36): a consumer gives a message back; it goes to `%RETRY%<group>` with the next
  * delay level, or to `%DLQ%<group>` past the retry limit (Java AbstractSendMessageProcessor.consumerSendMsgBack).
  */
-export function registerSendBackProcessor(server: RemotingServer, ctx: BrokerContext): void {
-  server.register(RequestCode.CONSUMER_SEND_MSG_BACK, (req) => sendBack(ctx, req));
+export function sendBackProcessors(ctx: BrokerContext): ProcessorTable {
+  return [
+    [RequestCode.CONSUMER_SEND_MSG_BACK, (req) => sendBack(ctx, req)],
+  ];
 }
 
 async function sendBack(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {

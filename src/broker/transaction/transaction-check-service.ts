@@ -1,13 +1,12 @@
 import type { Logger } from '../../common/logger.js';
 import { MessageConst, encodeProperties, parseProperties } from '../../common/message-properties.js';
-import { RequestCode } from '../../common/request-code.js';
-import { createRequest } from '../../remoting/command.js';
 import { decodeRecord, encodeRecord, type DecodedRecord, type GetStatus } from '../../store/index.js';
 import type { ProducerManager } from '../client/producer-manager.js';
 import { createOffsetMessageId } from '../message-id.js';
 import { Perm } from '../topic/topic-config.js';
 import type { TopicConfigManager } from '../topic/topic-config-manager.js';
 import type { TransactionalMessageService } from './transactional-message-service.js';
+import { checkTransactionState } from '../client/broker-to-client.js';
 import {
   CHECK_MAX_TIME_TOPIC,
   HALF_TOPIC,
@@ -327,13 +326,13 @@ export class TransactionCheckService {
       copyCommitLogOffset,
       half.storeTimestamp,
     );
-    const connection = this.deps.producerManager.getAvailableChannel(group);
-    if (!connection) {
+    const channel = this.deps.producerManager.getAvailableChannel(group);
+    if (!channel) {
       this.logger.warn({ group, uniqKey }, 'transaction check skipped: no live producer of the group');
       return;
     }
-    if (!connection.sendOneway(createRequest(RequestCode.CHECK_TRANSACTION_STATE, header, body))) {
-      this.logger.warn({ group, peer: connection.remoteAddress }, 'sending CHECK_TRANSACTION_STATE failed');
+    if (!checkTransactionState(channel, header, body)) {
+      this.logger.warn({ group, peer: channel.remoteAddress }, 'sending CHECK_TRANSACTION_STATE failed');
     }
   }
 }

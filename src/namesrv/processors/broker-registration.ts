@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RequestContext } from '../../remoting/server.js';
+import type { RequestContext } from '../../remoting/dispatcher.js';
 import type { NamesrvContext, ProcessorTable } from '../context.js';
 import { BodyDecodeError, decodeRegisterBrokerBody, parseDataVersionBody } from '../register-broker-body.js';
 import { NAMESPACE_ORDER_TOPIC_CONFIG, encodeDataVersion, encodeKvTable } from '../route-types.js';
@@ -41,7 +41,7 @@ export function brokerRegistrationProcessors(ns: NamesrvContext): ProcessorTable
     const bodyCrc32 = h.optInt('bodyCrc32', 0) ?? 0;
 
     if (bodyCrc32 !== 0 && !crcMatches(req.body, bodyCrc32)) {
-      ns.logger.warn({ peer: ctx.connection.remoteAddress, brokerAddr }, 'register broker: crc32 not match');
+      ns.logger.warn({ peer: ctx.channel.remoteAddress, brokerAddr }, 'register broker: crc32 not match');
       return createResponse(ResponseCode.SYSTEM_ERROR, 'crc32 not match');
     }
 
@@ -50,7 +50,7 @@ export function brokerRegistrationProcessors(ns: NamesrvContext): ProcessorTable
       body = decodeRegisterBrokerBody(req.body, compressed);
     } catch (err) {
       if (!(err instanceof BodyDecodeError)) throw err;
-      ns.logger.warn({ peer: ctx.connection.remoteAddress, brokerAddr, err: err.message }, 'register broker: bad body');
+      ns.logger.warn({ peer: ctx.channel.remoteAddress, brokerAddr, err: err.message }, 'register broker: bad body');
       return createResponse(ResponseCode.SYSTEM_ERROR, `Failed to decode RegisterBrokerBody: ${err.message}`);
     }
 
@@ -66,7 +66,7 @@ export function brokerRegistrationProcessors(ns: NamesrvContext): ProcessorTable
       dataVersion: body.dataVersion,
       topicConfigs: body.topicConfigs,
       filterServerList: body.filterServerList,
-      connection: ctx.connection,
+      channel: ctx.channel,
     });
     if (result === null) return createResponse(ResponseCode.SYSTEM_ERROR, 'register broker failed');
 

@@ -4,7 +4,7 @@ import { ConfigError, NAMESRV_SCHEMA, applySettings, parseProperties } from '../
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RequestContext } from '../../remoting/server.js';
+import type { RequestContext } from '../../remoting/dispatcher.js';
 import type { NamesrvContext, ProcessorTable } from '../context.js';
 
 /** Keys a remote update may not touch (Java: DefaultRequestProcessor.initConfigBlackList defaults). */
@@ -33,7 +33,7 @@ export function namesrvConfigProcessors(ns: NamesrvContext): ProcessorTable {
       const next = { ...ns.config };
       const unknown = applySettings(NAMESRV_SCHEMA, next, props);
       Object.assign(ns.config, next);
-      ns.logger.info({ client: ctx.connection.remoteAddress, props, ignored: unknown }, 'namesrv config updated');
+      ns.logger.info({ client: ctx.channel.remoteAddress, props, ignored: unknown }, 'namesrv config updated');
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       return createResponse(ResponseCode.SYSTEM_ERROR, err.message);

@@ -3,7 +3,7 @@
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { RequestContext } from '../../remoting/server.js';
+import type { RequestContext } from '../../remoting/dispatcher.js';
 import type { NamesrvContext, ProcessorTable } from '../context.js';
 import { BodyDecodeError, decodeQueueDatas } from '../register-broker-body.js';
 
@@ -29,14 +29,14 @@ export function topicAdminProcessors(ns: NamesrvContext): ProcessorTable {
   const wipeWritePerm = (req: RemotingCommand, ctx: RequestContext): RemotingCommand => {
     const brokerName = new HeaderReader(req.extFields).str('brokerName');
     const count = ns.routes.wipeWritePermOfBroker(brokerName);
-    ns.logger.info({ brokerName, client: ctx.connection.remoteAddress, count }, 'wipe write perm of broker');
+    ns.logger.info({ brokerName, client: ctx.channel.remoteAddress, count }, 'wipe write perm of broker');
     return createResponse(ResponseCode.SUCCESS, undefined, { wipeTopicCount: String(count) });
   };
 
   const addWritePerm = (req: RemotingCommand, ctx: RequestContext): RemotingCommand => {
     const brokerName = new HeaderReader(req.extFields).str('brokerName');
     const count = ns.routes.addWritePermOfBroker(brokerName);
-    ns.logger.info({ brokerName, client: ctx.connection.remoteAddress, count }, 'add write perm of broker');
+    ns.logger.info({ brokerName, client: ctx.channel.remoteAddress, count }, 'add write perm of broker');
     return createResponse(ResponseCode.SUCCESS, undefined, { addTopicCount: String(count) });
   };
 

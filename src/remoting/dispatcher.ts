@@ -1,0 +1,143 @@
+// Request dispatch apart from any transport: the code → processor table, the hook chain around it (Java RPCHook:
+// ACL, metrics) and the mapping of thrown errors to responses. A TCP connection (RemotingServer) and, later, a gRPC
+// stream hand requests in through the same dispatcher, each as a ClientChannel.
+import type { Logger } from 'pino';
+import { ResponseCode } from '../common/response-code.js';
+import { HeaderError, type RemotingCommand, createResponse } from './command.js';
+
+/**
+ * A client as the layers above see it, whatever carries it (Java: Channel as held by ClientChannelInfo). Broker →
+ * client calls (consumer-ids-changed, transaction check-back, reply, consumer-running-info relay) go through it.
+ */
+export interface ClientChannel {
+  /** Unique per process, for logs and tables. */
+  readonly id: number;
+  /** `ip:port` of the peer. */
+  readonly remoteAddress: string;
+  readonly isClosed: boolean;
+  /** Free-form per-channel state for the layers above (client id, etc.). */
+  readonly attributes: Map<string, unknown>;
+  onClose(listener: (channel: ClientChannel) => void): void;
+  /** Sends a oneway command; false when the channel is closed or cannot take it. */
+  sendOneway(cmd: RemotingCommand): boolean;
+  /** Sends a request and waits for the client's answer. */
+  request(cmd: RemotingCommand, timeoutMs: number): Promise<RemotingCommand>;
+  close(): void;
+}
+
+/** What a processor sees of the request's origin. It never touches the transport directly. */
+export interface RequestContext {
+  channel: ClientChannel;
+}
+
+/**
+ * Handles one request family. Returns the response (opaque and flag are filled in by the transport), or null for
+ * no response (oneway requests). A long poll simply returns a promise that settles later.
+ */
+export type Processor = (req: RemotingCommand, ctx: RequestContext) => RemotingCommand | null | Promise<RemotingCommand | null>;
+
+/** A request family: request code → processor. */
+export type ProcessorTable = ReadonlyArray<readonly [code: number, processor: Processor]>;
+
+/** Builds one table from several codes served by the same processor. */
+export function sameProcessor(codes: readonly number[], processor: Processor): ProcessorTable {
+  return codes.map((c) => [c, processor] as const);
+}
+
+/**
+ * Runs around every request (Java RPCHook doBeforeRequest / doAfterResponse). `before` may answer the request
+ * itself (an ACL denial): the processor is then skipped and `after` still runs. Hooks must not throw; one that does
+ * is logged and ignored.
+ */
+export interface RequestHook {
+  before?(req: RemotingCommand, ctx: RequestContext): RemotingCommand | undefined;
+  after?(req: RemotingCommand, res: RemotingCommand | null, ctx: RequestContext): void;
+}
+
+export type DispatchResult = RemotingCommand | null | Promise<RemotingCommand | null>;
+
+export class RequestDispatcher {
+  private readonly processors = new Map<number, Processor>();
+  private readonly hooks: RequestHook[] = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  register(code: number, processor: Processor): void {
+    this.processors.set(code, processor);
+  }
+
+  registerTable(table: ProcessorTable): void {
+    for (const [code, processor] of table) this.register(code, processor);
+  }
+
+  addHook(hook: RequestHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** Whether a code has a processor. */
+  serves(code: number): boolean {
+    return this.processors.has(code);
+  }
+
+  /** Runs the request through the hooks and its processor. Never throws; a failure becomes a SYSTEM_ERROR answer. */
+  dispatch(req: RemotingCommand, ctx: RequestContext): DispatchResult {
+    if (this.hooks.length > 0) return this.dispatchHooked(req, ctx);
+    return this.invoke(req, ctx);
+  }
+
+  private invoke(req: RemotingCommand, ctx: RequestContext): DispatchResult {
+    const processor = this.processors.get(req.code);
+    if (!processor) return createResponse(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ` request type ${req.code} not supported`);
+    let result: DispatchResult;
+    try {
+      result = processor(req, ctx);
+    } catch (err) {
+      return this.errorResponse(req, err);
+    }
+    if (result instanceof Promise) return result.catch((err: unknown) => this.errorResponse(req, err));
+    return result;
+  }
+
+  private dispatchHooked(req: RemotingCommand, ctx: RequestContext): DispatchResult {
+    for (const hook of this.hooks) {
+      let early: RemotingCommand | undefined;
+      try {
+        early = hook.before?.(req, ctx);
+      } catch (err) {
+        this.logger.error({ err, code: req.code }, 'request hook failed (before)');
+      }
+      if (early) {
+        this.runAfter(req, early, ctx);
+        return early;
+      }
+    }
+    const result = this.invoke(req, ctx);
+    if (result instanceof Promise) {
+      return result.then((res) => {
+        this.runAfter(req, res, ctx);
+        return res;
+      });
+    }
+    this.runAfter(req, result, ctx);
+    return result;
+  }
+
+  private runAfter(req: RemotingCommand, res: RemotingCommand | null, ctx: RequestContext): void {
+    for (const hook of this.hooks) {
+      try {
+        hook.after?.(req, res, ctx);
+      } catch (err) {
+        this.logger.error({ err, code: req.code }, 'request hook failed (after)');
+      }
+    }
+  }
+
+  private errorResponse(req: RemotingCommand, err: unknown): RemotingCommand {
+    if (err instanceof HeaderError) {
+      return createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`);
+    }
+    this.logger.error({ err, code: req.code }, 'processor failed');
+    const msg = err instanceof Error ? err.message : String(err);
+    return createResponse(ResponseCode.SYSTEM_ERROR, `internal error handling request code ${req.code}: ${msg}`);
+  }
+}
