@@ -4,7 +4,8 @@ import { HeaderReader, type RemotingCommand, createResponse } from '../../remoti
 import { type ProcessorTable, type RequestContext, sameProcessor } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
 import { createOffsetMessageId } from '../message-id.js';
-import { type SendHeader, isRefusal } from '../send/message-checks.js';
+import { isRefusal } from '../outcome.js';
+import type { SendHeader } from '../send/message-checks.js';
 import { type BatchItem, type Stored, sendMessage } from '../send/send-service.js';
 import { SystemTopic } from '../topic/topic-config.js';
 import { putResultToResponse } from './put-status.js';

@@ -6,22 +6,9 @@ import { MessageConst, readSendProperties } from '../../common/message-propertie
 import { ResponseCode } from '../../common/response-code.js';
 import type { HostAddress, MessageToStore } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
+import { type Refusal, refusal } from '../outcome.js';
 import { createUniqueKey } from '../message-id.js';
 import { RETRY_GROUP_TOPIC_PREFIX, SystemTopic, type TopicConfig, isWriteable, validateTopicName } from '../topic/topic-config.js';
-
-/** An answer other than "stored": a response code (remoting's; gRPC maps it like Java's proxy) and a remark. */
-export interface Refusal {
-  code: number;
-  remark: string;
-}
-
-export function refusal(code: number, remark: string): Refusal {
-  return { code, remark };
-}
-
-export function isRefusal(v: unknown): v is Refusal {
-  return typeof v === 'object' && v !== null && 'code' in v && 'remark' in v;
-}
 
 /** The fields of a send as every transport supplies them (Java SendMessageRequestHeader). */
 export interface SendHeader {

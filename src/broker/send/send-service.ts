@@ -10,7 +10,8 @@ import { parseHostAddress } from '../message-id.js';
 import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';
 import { RETRY_GROUP_TOPIC_PREFIX } from '../topic/topic-config.js';
 import { isHalfMessageSend, toHalfMessage } from '../transaction/transactional-message-util.js';
-import { type Refusal, type SendHeader, buildMessage, checkMessage, checkSizes, refusal } from './message-checks.js';
+import { type Refusal, refusal } from '../outcome.js';
+import { type SendHeader, buildMessage, checkMessage, checkSizes } from './message-checks.js';
 
 /** One inner message of a batch. */
 export interface BatchItem {

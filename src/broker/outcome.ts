@@ -1,0 +1,15 @@
+// How services (send, pull, and later pop) answer "no" without knowing the transport: a response code (remoting's;
+// the gRPC endpoint maps it as Java's proxy maps broker answers) and a remark a person can act on.
+
+export interface Refusal {
+  code: number;
+  remark: string;
+}
+
+export function refusal(code: number, remark: string): Refusal {
+  return { code, remark };
+}
+
+export function isRefusal(v: unknown): v is Refusal {
+  return typeof v === 'object' && v !== null && 'code' in v && 'remark' in v;
+}

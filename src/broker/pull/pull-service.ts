@@ -1,0 +1,156 @@
+// Pulling, apart from any transport (Java PullMessageProcessor.processRequest without the Netty parts): the
+// permission, group, topic and subscription checks, the filter built from the subscription, the store read and the
+// offsets a pull records. The remoting processor decodes the frame into a PullRequest, parks what found nothing
+// (long polling) and encodes the outcome.
+import { parseProperties } from '../../common/message-properties.js';
+import { ResponseCode } from '../../common/response-code.js';
+import type { DispatchedEntry, GetResult } from '../../store/index.js';
+import type { SubscriptionData } from '../client/types.js';
+import type { BrokerContext } from '../context.js';
+import {
+  type PropertiesFilter, compileSubscription, pullMessageFilter, retryPropertiesFilter, sqlPropertiesFilter,
+} from '../filter/sql-filter.js';
+import type { CompiledFilter } from '../filter/sql92/index.js';
+import { buildSubscriptionData, tagsCodeFilter } from '../filter/tag-filter.js';
+import { type Refusal, refusal } from '../outcome.js';
+import { RETRY_GROUP_TOPIC_PREFIX, isReadable } from '../topic/topic-config.js';
+
+/** PullSysFlag bits (Java: common/sysflag/PullSysFlag.java). */
+export const FLAG_COMMIT_OFFSET = 1;
+export const FLAG_SUSPEND = 2;
+export const FLAG_SUBSCRIPTION = 4;
+
+/** Java caps a pull answer at the in-memory transfer limits; we also keep every frame far below 16 MiB. */
+const MAX_PULL_BODY_BYTES = 8 * 1024 * 1024;
+
+/** A pull as every transport supplies it (Java PullMessageRequestHeader). */
+export interface PullRequest {
+  consumerGroup: string;
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  maxMsgNums: number;
+  sysFlag: number;
+  commitOffset: number;
+  suspendTimeoutMillis: number;
+  subscription?: string;
+  subVersion: number;
+  expressionType?: string;
+  /** `ip:port` of the consumer, named in remarks. */
+  peer: string;
+}
+
+export interface Pulled {
+  result: GetResult;
+  /** The SQL92 selector, re-checked on arriving messages while a pull that found nothing is parked. */
+  sql?: CompiledFilter;
+}
+
+/** Which arriving messages wake a parked pull: all, or with a selector those it selects (unknown properties wake). */
+export function arrivalFilter(sql: CompiledFilter | undefined): ((entry: DispatchedEntry) => boolean) | undefined {
+  if (!sql) return undefined;
+  return (e) => e.propertiesString === undefined || sql.evaluate(parseProperties(e.propertiesString));
+}
+
+/** Compiles a non-TAG subscription; the error's message when it does not compile. */
+function compileOrReason(sub: SubscriptionData): CompiledFilter | string {
+  try {
+    return compileSubscription(sub);
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/**
+ * Checks the pull, reads from the store through the subscription's filter and records the offsets: the pull offset
+ * always (5.x pullOffset), the consumer's committed offset only on the first attempt (not when a parked pull is
+ * re-run) and never on a slave.
+ */
+export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAttempt: boolean): Promise<Pulled | Refusal> {
+  const { config } = ctx;
+  if (!isReadable(config.brokerPermission)) {
+    return refusal(ResponseCode.NO_PERMISSION, `the broker[${config.brokerIP1}] pulling message is forbidden`);
+  }
+  const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(pull.consumerGroup);
+  if (!groupConfig) {
+    return refusal(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group [${pull.consumerGroup}] does not exist`);
+  }
+  if (!groupConfig.consumeEnable) {
+    return refusal(ResponseCode.NO_PERMISSION, `subscription group no permission, ${pull.consumerGroup}`);
+  }
+  const topicConfig = ctx.topicConfigManager.get(pull.topic);
+  if (!topicConfig) {
+    return refusal(ResponseCode.TOPIC_NOT_EXIST, `topic[${pull.topic}] not exist, apply first please!`);
+  }
+  if (!isReadable(topicConfig.perm)) {
+    return refusal(ResponseCode.NO_PERMISSION, `the topic[${pull.topic}] pulling message is forbidden`);
+  }
+  if (pull.queueId < 0 || pull.queueId >= topicConfig.readQueueNums) {
+    return refusal(
+      ResponseCode.SYSTEM_ERROR,
+      `queueId[${pull.queueId}] is illegal, topic:[${pull.topic}] topicConfig.readQueueNums:[${topicConfig.readQueueNums}] consumer:[${pull.peer}]`,
+    );
+  }
+
+  let subscription: SubscriptionData | undefined;
+  let sql: CompiledFilter | undefined;
+  if (pull.sysFlag & FLAG_SUBSCRIPTION) {
+    subscription = buildSubscriptionData(pull.topic, pull.subscription, pull.expressionType, pull.subVersion);
+    if (subscription.expressionType !== 'TAG') {
+      const compiled = compileOrReason(subscription);
+      if (typeof compiled === 'string') {
+        return refusal(ResponseCode.SUBSCRIPTION_PARSE_FAILED, `parse the consumer's subscription failed: ${compiled}`);
+      }
+      sql = compiled;
+    }
+  } else {
+    const group = ctx.consumerManager.getConsumerGroupInfo(pull.consumerGroup);
+    if (!group) {
+      return refusal(ResponseCode.SUBSCRIPTION_NOT_EXIST, `the consumer's group info not exist, group: ${pull.consumerGroup}`);
+    }
+    if (!groupConfig.consumeBroadcastEnable && group.messageModel === 'BROADCASTING') {
+      return refusal(ResponseCode.NO_PERMISSION, `the consumer group[${pull.consumerGroup}] can not consume by broadcast way`);
+    }
+    subscription = ctx.consumerManager.findSubscriptionData(pull.consumerGroup, pull.topic);
+    if (!subscription) {
+      return refusal(ResponseCode.SUBSCRIPTION_NOT_EXIST, `the consumer's subscription not exist, group: ${pull.consumerGroup} topic: ${pull.topic}`);
+    }
+    if (subscription.subVersion < pull.subVersion) {
+      return refusal(ResponseCode.SUBSCRIPTION_NOT_LATEST, `the consumer's subscription not latest, group: ${pull.consumerGroup}`);
+    }
+    if (subscription.expressionType !== 'TAG') {
+      // Java compiles heartbeat subscriptions into ConsumerFilterManager; one that failed has no filter data.
+      const compiled = compileOrReason(subscription);
+      if (typeof compiled === 'string') {
+        return refusal(
+          ResponseCode.FILTER_DATA_NOT_EXIST,
+          `The broker's consumer filter data is not exist!Your expression may be wrong! (${compiled})`,
+        );
+      }
+      sql = compiled;
+    }
+  }
+  if (subscription.expressionType !== 'TAG' && !config.enablePropertyFilter) {
+    return refusal(ResponseCode.SYSTEM_ERROR, `The broker does not support consumer to filter message by ${subscription.expressionType}`);
+  }
+
+  let propertiesFilter: PropertiesFilter | undefined;
+  if (config.filterSupportRetry && pull.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
+    propertiesFilter = retryPropertiesFilter(ctx.consumerManager, pull.topic);
+  } else if (sql) {
+    propertiesFilter = sqlPropertiesFilter(sql);
+  }
+
+  const maxMsgNums = Math.max(1, Math.min(pull.maxMsgNums, config.maxTransferCountOnMessageInMemory));
+  const maxTotalBytes = Math.min(config.maxTransferBytesOnMessageInMemory, MAX_PULL_BODY_BYTES);
+  const filter = pullMessageFilter(tagsCodeFilter(subscription), propertiesFilter);
+  const result = await ctx.store.getMessage(pull.topic, pull.queueId, pull.queueOffset, maxMsgNums, maxTotalBytes, filter);
+
+  // 5.x records every answered pull's next offset (GET_CONSUME_STATS pullOffset), before any suspension
+  ctx.consumerOffsetManager.commitPullOffset(pull.consumerGroup, pull.topic, pull.queueId, result.nextBeginOffset);
+  if (firstAttempt && (pull.sysFlag & FLAG_COMMIT_OFFSET) && config.brokerRole !== 'SLAVE') {
+    ctx.consumerOffsetManager.commitOffset(pull.consumerGroup, pull.topic, pull.queueId, pull.commitOffset);
+  }
+
+  return { result, sql };
+}
