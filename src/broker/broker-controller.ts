@@ -1,8 +1,8 @@
-import type { BrokerConfig } from '../common/config.js';
+import { type BrokerConfig, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
 import { RemotingServer } from '../remoting/server.js';
-import { createMessageStore } from '../store/index.js';
+import { STORE_SCHEMA, createMessageStore } from '../store/index.js';
 import type { MessageStore } from '../store/types.js';
 import { ConsumerManager } from './client/consumer-manager.js';
 import { ProducerManager } from './client/producer-manager.js';
@@ -56,36 +56,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     return addrCache.addr;
   };
 
-  const store: MessageStore = createMessageStore(
-    {
-      storePathRootDir: config.storePathRootDir,
-      storePathCommitLog: config.storePathCommitLog || undefined,
-      mappedFileSizeCommitLog: config.mappedFileSizeCommitLog,
-      mappedFileSizeConsumeQueue: config.mappedFileSizeConsumeQueue,
-      flushDiskType: config.flushDiskType as 'ASYNC_FLUSH' | 'SYNC_FLUSH',
-      flushIntervalCommitLog: config.flushIntervalCommitLog,
-      flushCommitLogLeastPages: config.flushCommitLogLeastPages,
-      flushIntervalConsumeQueue: config.flushIntervalConsumeQueue,
-      syncFlushTimeout: config.syncFlushTimeout,
-      maxMessageSize: config.maxMessageSize,
-      maxTransferBytesOnMessageInMemory: config.maxTransferBytesOnMessageInMemory,
-      maxTransferCountOnMessageInMemory: config.maxTransferCountOnMessageInMemory,
-      messageDelayLevel: config.messageDelayLevel,
-      fileReservedTime: config.fileReservedTime,
-      deleteWhen: config.deleteWhen,
-      diskMaxUsedSpaceRatio: config.diskMaxUsedSpaceRatio,
-      diskSpaceCleanForciblyRatio: config.diskSpaceCleanForciblyRatio,
-      diskSpaceWarningLevelRatio: config.diskSpaceWarningLevelRatio,
-      cleanFileForciblyEnable: config.cleanFileForciblyEnable,
-      cleanResourceInterval: config.cleanResourceInterval,
-      messageIndexEnable: config.messageIndexEnable,
-      maxHashSlotNum: config.maxHashSlotNum,
-      maxIndexNum: config.maxIndexNum,
-      messageIndexSafe: config.messageIndexSafe,
-      maxMsgsNumBatch: config.maxMsgsNumBatch,
-    },
-    log.child({ component: 'store' }),
-  );
+  // The store takes its keys (STORE_SCHEMA) from the broker's config; runtime changes reach it via updateConfig.
+  const store: MessageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }));
 
   let registration: NamesrvRegistration | undefined;
   const topicConfigManager = new TopicConfigManager(config, log, () => void registration?.registerAll());
