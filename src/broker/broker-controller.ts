@@ -127,7 +127,6 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   registerAdminGroupProcessors(server, ctx);
   registerAdminBrokerProcessors(server, ctx);
 
-  let offsetTimer: NodeJS.Timeout | undefined;
   let started = false;
 
   return {
@@ -157,8 +156,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
-      offsetTimer = setInterval(() => void consumerOffsetManager.persistAsync(), config.flushConsumerOffsetInterval);
-      offsetTimer.unref();
+      consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       await registration.start();
       log.info({ addr: brokerAddr(), store: config.storePathRootDir }, 'broker started');
@@ -166,17 +164,15 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     async shutdown() {
       if (!started) return;
       started = false;
-      if (offsetTimer) clearInterval(offsetTimer);
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
-      scheduleMessageService.shutdown();
+      await scheduleMessageService.shutdown();
       await timerMessageService.shutdown();
       await transactionCheckService.shutdown();
       consumerManager.shutdown();
       await server.close();
       await client.close();
-      await consumerOffsetManager.persistAsync(); // let a periodic save in flight finish: both use the same temp file
-      consumerOffsetManager.persist(true);
+      await consumerOffsetManager.close();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
       await topicConfigManager.saved();
       subscriptionGroupManager.persist();
