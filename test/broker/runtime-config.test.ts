@@ -1,5 +1,7 @@
 // One store schema inside the broker's, and UPDATE_BROKER_CONFIG reaching the store of a real broker: a change
 // takes effect where the key is used, or is refused with a remark naming the key.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROKER_SCHEMA, defaults } from '../../src/common/config.js';
 import { silentLogger } from '../../src/common/logger.js';
@@ -35,6 +37,24 @@ describe('one store schema', () => {
     }
     const broker = defaults(BROKER_SCHEMA) as Record<string, unknown>;
     for (const [key, value] of Object.entries(JAVA_DEFAULTS)) expect(broker[key], key).toBe(value);
+  });
+});
+
+describe('the README config table', () => {
+  it('lists every broker.conf key with its live flag', () => {
+    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const documented = new Map<string, boolean>();
+    for (const line of readme.split('\n')) {
+      const cells = line.split('|').map((c) => c.trim());
+      if (cells.length < 6 || !cells[1].startsWith('`')) continue;
+      const keys = [...cells[1].matchAll(/`(\w+)`/g)].map((m) => m[1]);
+      const live = cells[3].split('/').map((c) => c.trim() === 'live');
+      keys.forEach((k, i) => documented.set(k, live.length === 1 ? live[0] : live[i]));
+    }
+    for (const [key, spec] of Object.entries(BROKER_SCHEMA)) {
+      expect(documented.has(key), `README lacks ${key}`).toBe(true);
+      expect(documented.get(key), `README live flag of ${key}`).toBe('live' in spec && spec.live === true);
+    }
   });
 });
 
