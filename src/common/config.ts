@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { STORE_SCHEMA } from '../store/config.js';
+import { STORE_SCHEMA } from '../store/index.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
 export { ConfigError, applySettings, defaults, pick, restartOnlyChanges } from './config-schema.js';
