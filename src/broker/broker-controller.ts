@@ -1,9 +1,9 @@
-import type { BrokerConfig } from '../common/config.js';
+import { type BrokerConfig, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
-import { createMessageStore, type MessageStore } from '../store/index.js';
+import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/index.js';
 import { ConsumerManager } from './client/consumer-manager.js';
 import { ProducerManager } from './client/producer-manager.js';
 import { RebalanceLockManager } from './client/rebalance-lock-manager.js';
@@ -59,36 +59,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     return addrCache.addr;
   };
 
-  const store: MessageStore = createMessageStore(
-    {
-      storePathRootDir: config.storePathRootDir,
-      storePathCommitLog: config.storePathCommitLog || undefined,
-      mappedFileSizeCommitLog: config.mappedFileSizeCommitLog,
-      mappedFileSizeConsumeQueue: config.mappedFileSizeConsumeQueue,
-      flushDiskType: config.flushDiskType as 'ASYNC_FLUSH' | 'SYNC_FLUSH',
-      flushIntervalCommitLog: config.flushIntervalCommitLog,
-      flushCommitLogLeastPages: config.flushCommitLogLeastPages,
-      flushIntervalConsumeQueue: config.flushIntervalConsumeQueue,
-      syncFlushTimeout: config.syncFlushTimeout,
-      maxMessageSize: config.maxMessageSize,
-      maxTransferBytesOnMessageInMemory: config.maxTransferBytesOnMessageInMemory,
-      maxTransferCountOnMessageInMemory: config.maxTransferCountOnMessageInMemory,
-      messageDelayLevel: config.messageDelayLevel,
-      fileReservedTime: config.fileReservedTime,
-      deleteWhen: config.deleteWhen,
-      diskMaxUsedSpaceRatio: config.diskMaxUsedSpaceRatio,
-      diskSpaceCleanForciblyRatio: config.diskSpaceCleanForciblyRatio,
-      diskSpaceWarningLevelRatio: config.diskSpaceWarningLevelRatio,
-      cleanFileForciblyEnable: config.cleanFileForciblyEnable,
-      cleanResourceInterval: config.cleanResourceInterval,
-      messageIndexEnable: config.messageIndexEnable,
-      maxHashSlotNum: config.maxHashSlotNum,
-      maxIndexNum: config.maxIndexNum,
-      messageIndexSafe: config.messageIndexSafe,
-      maxMsgsNumBatch: config.maxMsgsNumBatch,
-    },
-    log.child({ component: 'store' }),
-  );
+  // The store takes its keys (STORE_SCHEMA) from the broker's config; runtime changes reach it via updateConfig.
+  const store: MessageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }));
 
   let registration: NamesrvRegistration | undefined;
   const topicConfigManager = new TopicConfigManager(config, log, () => void registration?.registerAll());
@@ -164,7 +136,6 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   ];
   for (const table of processorTables) dispatcher.registerTable(table);
 
-  let offsetTimer: NodeJS.Timeout | undefined;
   let started = false;
 
   return {
@@ -194,8 +165,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
-      offsetTimer = setInterval(() => void consumerOffsetManager.persistAsync(), config.flushConsumerOffsetInterval);
-      offsetTimer.unref();
+      consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       await registration.start();
       log.info({ addr: brokerAddr(), store: config.storePathRootDir }, 'broker started');
@@ -203,17 +173,15 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     async shutdown() {
       if (!started) return;
       started = false;
-      if (offsetTimer) clearInterval(offsetTimer);
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
-      scheduleMessageService.shutdown();
+      await scheduleMessageService.shutdown();
       await timerMessageService.shutdown();
       await transactionCheckService.shutdown();
       consumerManager.shutdown();
       await server.close();
       await client.close();
-      await consumerOffsetManager.persistAsync(); // let a periodic save in flight finish: both use the same temp file
-      consumerOffsetManager.persist(true);
+      await consumerOffsetManager.close();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
       await topicConfigManager.saved();
       subscriptionGroupManager.persist();

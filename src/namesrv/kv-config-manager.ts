@@ -1,41 +1,32 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import { fastjsonEntries, parseFastjson, stringifyFastjson } from '../common/fastjson.js';
+import { TableFile } from '../common/table-file.js';
 
-/** The KV config file exists but cannot be read back: start-up fails rather than overwrite it with nothing. */
+/** The KV config file exists but neither it nor its .bak can be read back: start-up fails rather than overwrite it. */
 export class KvConfigLoadError extends Error {}
 
 /**
  * Namespaced key/value config (Java: namesrv/kvconfig/KVConfigManager.java). Persisted after every change as
- * `{"configTable":{ns:{k:v}}}`, written to a temp file, fsynced and renamed over the old one.
+ * `{"configTable":{ns:{k:v}}}` through a TableFile (temp file, fsync, old file kept as `.bak`, rename, as Java's
+ * MixAll.string2File); a missing or unreadable file falls back to the .bak.
  */
 export class KvConfigManager {
   private readonly configTable = new Map<string, Map<string, string>>();
-  private persistChain: Promise<void> = Promise.resolve();
+  private readonly file: TableFile;
 
   constructor(
     private readonly filePath: string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.file = new TableFile(filePath, () => stringifyFastjson({ configTable: this.configTable }, { sortKeys: false }), logger, 'KV config');
+  }
 
   /** Loads the file if it exists (Java: load() at start). */
   async load(): Promise<void> {
-    let text: string;
-    try {
-      text = await fs.promises.readFile(this.filePath, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new KvConfigLoadError(`cannot read KV config ${this.filePath}: ${(err as Error).message}`);
-    }
-    if (text.trim() === '') return;
-    let root: unknown;
-    try {
-      root = parseFastjson(text);
-    } catch (err) {
-      throw new KvConfigLoadError(`KV config ${this.filePath} is not valid JSON: ${(err as Error).message}`);
-    }
-    const table = fastjsonEntries(root).find(([k]) => k === 'configTable')?.[1];
+    const res = this.file.loadStrict(parseFastjson);
+    if (res.status === 'missing') return;
+    if (res.status === 'unreadable') throw new KvConfigLoadError(`cannot load KV config: ${res.reason}`);
+    const table = fastjsonEntries(res.value).find(([k]) => k === 'configTable')?.[1];
     for (const [ns, kv] of fastjsonEntries(table)) {
       const m = new Map<string, string>();
       for (const [k, v] of fastjsonEntries(kv)) {
@@ -73,30 +64,14 @@ export class KvConfigManager {
     return this.persist();
   }
 
-  /** Writes the current table; writes are serialised so the file always ends with the latest state. */
-  persist(): Promise<void> {
-    const next = this.persistChain.then(() => this.writeNow());
-    this.persistChain = next.catch(() => undefined);
-    return next;
-  }
-
-  private async writeNow(): Promise<void> {
-    const content = stringifyFastjson({ configTable: this.configTable }, { sortKeys: false });
-    const dir = path.dirname(this.filePath);
-    const tmp = `${this.filePath}.tmp`;
-    await fs.promises.mkdir(dir, { recursive: true });
-    const fh = await fs.promises.open(tmp, 'w');
-    try {
-      await fh.writeFile(content, 'utf8');
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await fs.promises.rename(tmp, this.filePath);
+  /** Writes the current table; saves run one at a time, so the file always ends with the latest state. */
+  private persist(): Promise<void> {
+    this.file.changed();
+    return this.file.save();
   }
 
   /** Waits for pending writes (shutdown). */
-  async flush(): Promise<void> {
-    await this.persistChain;
+  flush(): Promise<void> {
+    return this.file.idle();
   }
 }

@@ -84,15 +84,22 @@ export class StoreCleaner {
   private cleanImmediately = false;
   private manualDeleteRuns = 0;
   private lastPhysicalMinOffset = 0;
-  private readonly deleteHours: number[];
+  /** deleteWhen as hours, parsed again whenever the setting changes (mqadmin updateBrokerConfig). */
+  private deleteHoursOf = { spec: '', hours: [] as number[] };
   private timers: NodeJS.Timeout[] = [];
   private running: Promise<CleanupRun> | null = null;
   private checking: Promise<boolean> | null = null;
   private stopped = false;
 
   constructor(private readonly d: StoreCleanerDeps) {
-    this.deleteHours = parseDeleteWhen(d.config.deleteWhen);
     this.env = d.env;
+    this.deleteHours();
+  }
+
+  private deleteHours(): number[] {
+    const spec = this.d.config.deleteWhen;
+    if (spec !== this.deleteHoursOf.spec) this.deleteHoursOf = { spec, hours: parseDeleteWhen(spec) };
+    return this.deleteHoursOf.hours;
   }
 
   // Thresholds as fractions, clamped as Java's getters do.
@@ -194,7 +201,7 @@ export class StoreCleaner {
 
   /** DefaultMessageStore.isTimeToDelete: the local hour is listed in deleteWhen. */
   isTimeToDelete(): boolean {
-    return this.deleteHours.includes(new Date(this.env.now()).getHours());
+    return this.deleteHours().includes(new Date(this.env.now()).getHours());
   }
 
   /** One clean-up pass (the commit log, then the consume queues and index); concurrent calls share it. */

@@ -8,7 +8,7 @@ import type { CommitLogFactory } from './commit-log/port.js';
 
 export type * from './types.js';
 export {
-  resolveStoreConfig, parseDelayLevels, STORE_CONFIG_DEFAULTS, DEFAULT_STORE_PATH_ROOT_DIR,
+  resolveStoreConfig, parseDelayLevels, STORE_SCHEMA, STORE_CONFIG_DEFAULTS, DEFAULT_STORE_PATH_ROOT_DIR,
   DEFAULT_MESSAGE_DELAY_LEVEL, CQ_UNIT_SIZE,
 } from './config.js';
 export type { StoreConfig, StoreConfigInput, FlushDiskType } from './config.js';

@@ -7,7 +7,8 @@ import type {
   DispatchedEntry, GetResult, MessageFilter, MessageStore, MessageToStore, PutResult, PutStatus, QueryMessageResult,
   QueueEntry,
 } from './types.js';
-import { CQ_UNIT_SIZE, OS_PAGE_SIZE, parseDelayLevels, type StoreConfig } from './config.js';
+import { CQ_UNIT_SIZE, OS_PAGE_SIZE, parseDelayLevels, STORE_SCHEMA, type StoreConfig } from './config.js';
+import { ConfigError, checkValue, restartOnlyChanges } from '../common/config-schema.js';
 import { localCommitLog } from './commit-log/commit-log.js';
 import type { CommitLogFactory, CommitLogPort, PreparedMessage } from './commit-log/port.js';
 import { IndexService } from './index/index-service.js';
@@ -76,7 +77,7 @@ export class DefaultMessageStore implements MessageStore {
   private state: State = 'created';
   private readonly abortFile: AbortFile;
   private readonly getCtx: GetContext;
-  private readonly maxRecordBytes: number;
+  private maxRecordBytes: number;
   private timers: NodeJS.Timeout[] = [];
   private lastThoroughFlushMs = Date.now();
   private lastIndexFlushMs = Date.now();
@@ -113,16 +114,41 @@ export class DefaultMessageStore implements MessageStore {
       },
     });
     this.abortFile = new AbortFile(path.join(config.storePathRootDir, 'abort'));
-    this.maxRecordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
-    this.getCtx = {
-      commitLog: this.commitLog, cqStore: this.cqStore, config,
-      memoryBudgetBytes: Math.floor(os.totalmem() * (config.accessMessageInMemoryMaxRatio / 100)),
-      maxRecordBytes: this.maxRecordBytes,
-    };
+    this.maxRecordBytes = 0;
+    this.getCtx = { commitLog: this.commitLog, cqStore: this.cqStore, config, memoryBudgetBytes: 0, maxRecordBytes: 0 };
+    this.deriveFromConfig();
     this.cleaner = new StoreCleaner({
       config, logger, commitLog: this.commitLog, cqStore: this.cqStore, env: { ...DEFAULT_STORE_ENV, ...env },
       onMinPhyOffsetAdvanced: (min) => this.deleteExpiredIndexFiles(min),
     });
+  }
+
+  /** Values computed from settings; again after every runtime change. */
+  private deriveFromConfig(): void {
+    const { config } = this;
+    // Reads accept any record this run may have written: a lowered maxMessageSize does not hide bigger ones.
+    const recordBytes = encodeRecordSize(0x30, config.maxMessageSize, MAX_TOPIC_LENGTH, MAX_PROPERTIES_LENGTH);
+    this.maxRecordBytes = Math.max(this.maxRecordBytes, recordBytes);
+    this.getCtx.maxRecordBytes = this.maxRecordBytes;
+    this.getCtx.memoryBudgetBytes = Math.floor(os.totalmem() * (config.accessMessageInMemoryMaxRatio / 100));
+  }
+
+  /**
+   * Settings changed on the running broker (mqadmin updateBrokerConfig). Only keys marked `live` in STORE_SCHEMA
+   * may change (everything else reads them at start); a bad value or another key throws ConfigError and changes
+   * nothing. Readers of the config see the new values at once; derived values are recomputed.
+   */
+  updateConfig(changes: Partial<StoreConfig>): void {
+    const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+    for (const [k, v] of Object.entries(defined)) {
+      if (!Object.hasOwn(STORE_SCHEMA, k)) throw new ConfigError(`${k}: not a store setting`);
+      checkValue(k, STORE_SCHEMA[k as keyof StoreConfig], v);
+    }
+    const refused = restartOnlyChanges(STORE_SCHEMA, this.config, defined);
+    if (refused.length > 0) throw new ConfigError(`${refused.join(', ')} cannot be changed on a running store`);
+    Object.assign(this.config, defined);
+    this.deriveFromConfig();
+    this.logger.info({ changes: defined }, 'message store: config updated');
   }
 
   get stats(): StoreStats {

@@ -1,5 +1,6 @@
 // The message store's contract with the broker. The store knows nothing about remoting.
 // Java counterparts: store/MessageStore.java, PutMessageStatus, GetMessageStatus.
+import type { StoreConfig } from './config.js';
 
 /** An IPv4 (4 bytes) or IPv6 (16 bytes) address with a port, as written into BORNHOST / STOREHOST. */
 export interface HostAddress {
@@ -183,4 +184,10 @@ export interface MessageStore {
 
   /** Called after each record is dispatched to its consume queue (wakes long polls). */
   onDispatch(listener: (entry: DispatchedEntry) => void): void;
+
+  /**
+   * Applies settings changed at run time (keys marked `live` in STORE_SCHEMA); throws ConfigError, changing
+   * nothing, for another key or a bad value.
+   */
+  updateConfig(changes: Partial<StoreConfig>): void;
 }

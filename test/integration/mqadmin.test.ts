@@ -1,9 +1,17 @@
 import os from 'node:os';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Message, type Producer } from 'ali-ons';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/common/logger.js';
+import { RequestCode } from '../../src/common/request-code.js';
+import { ResponseCode } from '../../src/common/response-code.js';
+import { RemotingClient } from '../../src/remoting/client.js';
+import { createRequest } from '../../src/remoting/command.js';
+import type { DefaultMessageStore, StatFsLike } from '../../src/store/index.js';
+import { rawSend } from '../durability/helpers.js';
 import { onsProducer } from '../helpers/ali-ons.js';
 import { runScript, tail } from '../helpers/compat.js';
 import { type TestServer, startTestServer, tempDir, waitFor } from '../helpers/server.js';
@@ -459,4 +467,79 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
     expect(list).not.toContain(`%RETRY%${GROUP}`);
     await mqadminFails(/CODE: 17\s+DESC: No topic route info in name server for the topic: AdminTopic2/, 'topicRoute', '-t', T2);
   });
+
+  it('updateBrokerConfig changes reach the store: maxMessageSize, fileReservedTime, diskMaxUsedSpaceRatio; restart-only keys are refused', async () => {
+    // A second broker on the same nameserver, in a cluster of its own: small commit-log files, a clean-up that
+    // runs when the test says so, a clock at 10:xx tomorrow (not the deleteWhen hour 04) and a disk 50 % full.
+    const other = await startTestServer({
+      brokerClusterName: 'RetentionCluster',
+      brokerName: 'broker-retention',
+      namesrvAddr: server.namesrvAddr,
+      mappedFileSizeCommitLog: 16 * 1024,
+      mappedFileSizeConsumeQueue: 200,
+      maxMessageSize: 1024,
+      cleanResourceInterval: 3600_000,
+      deleteCommitLogFilesInterval: 0,
+    });
+    const client = new RemotingClient(silentLogger());
+    const store = other.broker.context.store as DefaultMessageStore;
+    const tomorrow10 = new Date(Date.now() + 24 * 3600_000);
+    tomorrow10.setHours(10);
+    const blocks = 262144;
+    const halfFull: StatFsLike = { bsize: 4096, blocks, bfree: blocks / 2, bavail: blocks / 2 };
+    store.cleaner.env = { ...store.cleaner.env, now: () => tomorrow10.getTime(), statfs: async () => halfFull };
+    const addr = other.brokerAddr;
+    const T = 'AdminRetentionTopic';
+    try {
+      await mqadmin('updateTopic', '-b', addr, '-t', T, '-r', '1', '-w', '1');
+      await waitFor(
+        async () => (await client.request(server.namesrvAddr, createRequest(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: T }), 5000)).code === ResponseCode.SUCCESS,
+        10_000,
+        `route of ${T}`,
+      );
+
+      // ~8.8 KB of base64 that the Java client compresses to well over 1024 bytes.
+      const body = Array.from({ length: 200 }, (_, i) => createHash('sha256').update(`body-${i}`).digest('base64')).join('');
+      await mqadminFails(/CODE: 13\s+DESC: the message body size \d+ bytes is larger than maxMessageSize 1024/, 'sendMessage', '-t', T, '-p', body);
+      expect(await mqadmin('updateBrokerConfig', '-b', addr, '-k', 'maxMessageSize', '-v', '12288')).toContain(`update broker config success, ${addr}`);
+      expect(store.config.maxMessageSize).toBe(12288);
+      const sent = await mqadmin('sendMessage', '-t', T, '-p', body);
+      expect(rows(sent, 'broker-retention')[0]?.[2], sent).toBe('SEND_OK');
+      const pulled = await mqadmin('consumeMessage', '-t', T, '-g', 'GID_admin_retention');
+      const bodies = pulled.split('\n').filter((l) => l.includes(' BODY: ')).map((l) => l.slice(l.indexOf(' BODY: ') + 7).trim());
+      expect(bodies, tail(pulled)).toEqual([body]);
+
+      // Several commit-log files, all fresh: nothing is due under fileReservedTime=72 at 50 % disk use.
+      for (let i = 0; i < 60; i++) {
+        const res = await rawSend(client, addr, T, 0, Buffer.alloc(1000, i));
+        expect(res.code, res.remark).toBe(ResponseCode.SUCCESS);
+      }
+      const files = () => fs.readdirSync(path.join(other.storeDir, 'commitlog')).length;
+      const filesBefore = files();
+      expect(filesBefore).toBeGreaterThanOrEqual(4);
+      expect((await store.cleaner.runOnce()).commitLogFilesDeleted).toBe(0);
+
+      // fileReservedTime=0 makes every file due, but nothing asks for a clean-up yet (not 04:00, disk below 75 %) ...
+      await mqadmin('updateBrokerConfig', '-b', addr, '-k', 'fileReservedTime', '-v', '0');
+      expect((await store.cleaner.runOnce()).commitLogFilesDeleted).toBe(0);
+      // ... until diskMaxUsedSpaceRatio drops below the disk's use: every file goes but the one being written (and
+      // the next one if it was already created).
+      await mqadmin('updateBrokerConfig', '-b', addr, '-k', 'diskMaxUsedSpaceRatio', '-v', '40');
+      const deleted = (await store.cleaner.runOnce()).commitLogFilesDeleted;
+      expect(files()).toBe(filesBefore - deleted);
+      expect(files()).toBeLessThanOrEqual(2);
+      expect(store.getMinPhyOffset()).toBeGreaterThan(0);
+
+      // Read only at start: refused with a remark naming the key, nothing changed. The black list as Java.
+      await mqadminFails(/CODE: 29\s+DESC: flushIntervalCommitLog cannot be changed on a running broker/, 'updateBrokerConfig', '-b', addr, '-k', 'flushIntervalCommitLog', '-v', '100');
+      expect(store.config.flushIntervalCommitLog).toBe(500);
+      expect(other.broker.context.config.flushIntervalCommitLog).toBe(500);
+      await mqadminFails(/CODE: 16\s+DESC: Can not update config in black list\./, 'updateBrokerConfig', '-b', addr, '-k', 'brokerConfigPath', '-v', '/tmp/x');
+      const reported = keyValues(await mqadmin('getBrokerConfig', '-b', addr), '=');
+      expect([reported.get('maxMessageSize'), reported.get('fileReservedTime'), reported.get('diskMaxUsedSpaceRatio')]).toEqual(['12288', '0', '40']);
+    } finally {
+      await client.close();
+      await other.stop();
+    }
+  }, 240_000);
 });

@@ -29,11 +29,15 @@ describe('KV config', () => {
       expect((await t.call(RequestCode.DELETE_KV_CONFIG, { namespace: 'NS', key: 'k2' })).code).toBe(ResponseCode.SUCCESS);
       expect((await t.call(RequestCode.GET_KV_CONFIG, { namespace: 'NS', key: 'k2' })).code).toBe(ResponseCode.QUERY_NOT_FOUND);
 
-      // the file is what Java's KVConfigSerializeWrapper writes, and no temp file is left behind
+      // the file is what Java's KVConfigSerializeWrapper writes, the version before the last change is kept as
+      // .bak (Java MixAll.string2File), and no temp file is left behind
       expect(JSON.parse(fs.readFileSync(kvConfigPath, 'utf8'))).toEqual({
         configTable: { NS: { k: 'v1' }, ORDER_TOPIC_CONFIG: { T: 'a:4;b:4' } },
       });
-      expect(fs.readdirSync(path.dirname(kvConfigPath))).toEqual(['kvConfig.json']);
+      expect(JSON.parse(fs.readFileSync(`${kvConfigPath}.bak`, 'utf8'))).toEqual({
+        configTable: { NS: { k: 'v1', k2: 'v2' }, ORDER_TOPIC_CONFIG: { T: 'a:4;b:4' } },
+      });
+      expect(fs.readdirSync(path.dirname(kvConfigPath)).sort()).toEqual(['kvConfig.json', 'kvConfig.json.bak']);
 
       // missing required header fields are errors, not crashes
       expect((await t.call(RequestCode.PUT_KV_CONFIG, { namespace: 'NS', key: 'k' })).code).toBe(ResponseCode.SYSTEM_ERROR);
@@ -67,5 +71,17 @@ describe('KV config', () => {
     const kvConfigPath = path.join(tempDir(), 'kvConfig.json');
     fs.writeFileSync(kvConfigPath, '{"configTable":{');
     await expect(startNamesrv({ kvConfigPath })).rejects.toBeInstanceOf(KvConfigLoadError);
+  });
+
+  it('falls back to the .bak copy when the file is corrupt', async () => {
+    const kvConfigPath = path.join(tempDir(), 'kvConfig.json');
+    fs.writeFileSync(kvConfigPath, '{"configTable":{');
+    fs.writeFileSync(`${kvConfigPath}.bak`, '{"configTable":{"NS":{"k":"from-bak"}}}');
+    const t = await startNamesrv({ kvConfigPath });
+    try {
+      expect((await t.call(RequestCode.GET_KV_CONFIG, { namespace: 'NS', key: 'k' })).extFields.value).toBe('from-bak');
+    } finally {
+      await t.stop();
+    }
   });
 });

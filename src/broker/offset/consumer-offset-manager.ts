@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import { loadConfigFile, saveConfigFile, saveConfigFileAsync } from '../config-file.js';
+import { TableFile } from '../../common/table-file.js';
 
 const TOPIC_GROUP_SEPARATOR = '@';
 
@@ -17,18 +17,14 @@ export class ConsumerOffsetManager {
    * reports it as pullOffset.
    */
   private readonly pullTable = new Map<string, Map<number, number>>();
-  private readonly file: string;
-  private dirty = false;
+  private readonly file: TableFile;
 
-  constructor(
-    config: BrokerConfig,
-    private readonly logger: Logger,
-  ) {
-    this.file = path.join(config.storePathRootDir, 'config', 'consumerOffset.json');
+  constructor(config: BrokerConfig, logger: Logger) {
+    this.file = new TableFile(path.join(config.storePathRootDir, 'config', 'consumerOffset.json'), () => this.encode(), logger, 'consumer offsets');
   }
 
   load(): void {
-    const data = loadConfigFile(this.file) as { offsetTable?: Record<string, Record<string, unknown>> } | undefined;
+    const data = this.file.load() as { offsetTable?: Record<string, Record<string, unknown>> } | undefined;
     for (const [key, queues] of Object.entries(data?.offsetTable ?? {})) {
       const m = new Map<number, number>();
       for (const [qid, off] of Object.entries(queues ?? {})) m.set(Number(qid), Number(off));
@@ -44,7 +40,7 @@ export class ConsumerOffsetManager {
       this.table.set(key, m);
     }
     m.set(queueId, offset);
-    this.dirty = true;
+    this.file.changed();
   }
 
   /** Java 5.x commitPullOffset: called for every pull the broker answered from the store. */
@@ -77,7 +73,7 @@ export class ConsumerOffsetManager {
     const src = this.table.get(topic + TOPIC_GROUP_SEPARATOR + srcGroup);
     if (!src) return;
     this.table.set(topic + TOPIC_GROUP_SEPARATOR + destGroup, new Map(src));
-    this.dirty = true;
+    this.file.changed();
   }
 
   /** Groups with offsets for a topic. */
@@ -106,7 +102,7 @@ export class ConsumerOffsetManager {
         if (key.slice(key.indexOf(TOPIC_GROUP_SEPARATOR) + 1) === group) t.delete(key);
       }
     }
-    this.dirty = true;
+    this.file.changed();
   }
 
   removeTopic(topic: string): void {
@@ -115,7 +111,7 @@ export class ConsumerOffsetManager {
         if (key.slice(0, key.indexOf(TOPIC_GROUP_SEPARATOR)) === topic) t.delete(key);
       }
     }
-    this.dirty = true;
+    this.file.changed();
   }
 
   /** Java's layout: int-keyed maps are written with bare numeric keys (fastjson). */
@@ -128,32 +124,13 @@ export class ConsumerOffsetManager {
     return `{\n\t"offsetTable":{\n${lines.join(',\n')}\n\t}\n}`;
   }
 
-  private persisting: Promise<void> | undefined;
-
-  /** The periodic save (every flushConsumerOffsetInterval): off the event loop, one at a time. */
-  persistAsync(): Promise<void> {
-    if (!this.dirty || this.persisting) return this.persisting ?? Promise.resolve();
-    this.dirty = false;
-    this.persisting = saveConfigFileAsync(this.file, this.encode())
-      .catch((err) => {
-        this.dirty = true;
-        this.logger.error({ err, file: this.file }, 'failed to persist consumer offsets');
-      })
-      .finally(() => {
-        this.persisting = undefined;
-      });
-    return this.persisting;
+  /** Saves every flushConsumerOffsetInterval while offsets changed (Java's scheduled persist), off the event loop. */
+  startPersisting(intervalMs: number): void {
+    this.file.saveEvery(intervalMs);
   }
 
-  /** Synchronous save (shutdown). */
-  persist(force = false): void {
-    if (!this.dirty && !force) return;
-    this.dirty = false;
-    try {
-      saveConfigFile(this.file, this.encode());
-    } catch (err) {
-      this.dirty = true;
-      this.logger.error({ err, file: this.file }, 'failed to persist consumer offsets');
-    }
+  /** Shutdown: waits for a save in flight, then writes synchronously. */
+  close(): Promise<void> {
+    return this.file.close();
   }
 }

@@ -3,7 +3,7 @@
 // store/DefaultMessageStore.getRuntimeInfo, common/Configuration.java.
 import fs from 'node:fs';
 import path from 'node:path';
-import { BROKER_SCHEMA, ConfigError, applySettings, parseProperties } from '../../common/config.js';
+import { BROKER_SCHEMA, parseProperties } from '../../common/config.js';
 import { stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
@@ -12,30 +12,8 @@ import { type RemotingCommand, createResponse } from '../../remoting/command.js'
 import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
 import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
+import { updateRuntimeConfig } from '../runtime-config.js';
 import { SystemTopic } from '../topic/topic-config.js';
-
-/** Keys Java refuses to change remotely (AdminBrokerProcessor.configBlackList + BrokerConfig.configBlackList). */
-export const CONFIG_BLACK_LIST: readonly string[] = ['brokerConfigPath', 'rocketmqHome', 'configBlackList'];
-
-/**
- * Keys that only take effect at start (identity, addresses, file layout). Java accepts them and persists them to
- * broker.conf for the next start; we do not rewrite broker.conf, so we refuse them rather than pretend.
- */
-export const RESTART_ONLY_KEYS: readonly string[] = [
-  'brokerClusterName',
-  'brokerName',
-  'brokerId',
-  'brokerIP1',
-  'brokerIP2',
-  'listenPort',
-  'storePathRootDir',
-  'storePathCommitLog',
-  'mappedFileSizeCommitLog',
-  'mappedFileSizeConsumeQueue',
-  'flushDiskType',
-  'brokerRole',
-  'namesrvAddr',
-];
 
 /** A Java double's String.valueOf for the values we produce (integral → `x.0`). */
 function javaDouble(n: number): string {
@@ -307,29 +285,21 @@ function dataVersionJson(v: DataVersion): string {
 async function updateBrokerConfig(ctx: BrokerContext, state: AdminBrokerState, req: RemotingCommand): Promise<RemotingCommand> {
   if (!req.body || req.body.length === 0) return createResponse(ResponseCode.SUCCESS); // Java: nothing to do
   const settings = parseProperties(req.body.toString('utf8'));
-  const keys = Object.keys(settings);
-  if (keys.some((k) => CONFIG_BLACK_LIST.includes(k))) {
-    return createResponse(ResponseCode.NO_PERMISSION, 'Can not update config in black list.');
+  const outcome = updateRuntimeConfig(ctx, settings);
+  switch (outcome.status) {
+    case 'BLACK_LISTED':
+      return createResponse(ResponseCode.NO_PERMISSION, 'Can not update config in black list.');
+    case 'RESTART_ONLY':
+      return createResponse(
+        ResponseCode.INVALID_PARAMETER,
+        `${outcome.keys.join(', ')} cannot be changed on a running broker; edit broker.conf and restart`,
+      );
+    case 'INVALID':
+      return createResponse(ResponseCode.INVALID_PARAMETER, `invalid broker config value: ${outcome.message}`);
+    case 'UPDATED':
+      break;
   }
-  const restartOnly = keys.filter((k) => RESTART_ONLY_KEYS.includes(k) && String((ctx.config as Record<string, unknown>)[k]) !== settings[k].trim());
-  if (restartOnly.length > 0) {
-    return createResponse(
-      ResponseCode.INVALID_PARAMETER,
-      `${restartOnly.join(', ')} cannot be changed on a running broker; edit broker.conf and restart`,
-    );
-  }
-  // Validate everything on a copy first so a bad value changes nothing.
-  const candidate = { ...ctx.config };
-  let unknown: string[];
-  try {
-    unknown = applySettings(BROKER_SCHEMA, candidate, settings);
-  } catch (err) {
-    if (err instanceof ConfigError) return createResponse(ResponseCode.INVALID_PARAMETER, `invalid broker config value: ${err.message}`);
-    throw err;
-  }
-  Object.assign(ctx.config, candidate);
   bumpDataVersion(state.configVersion);
-  ctx.logger.info({ settings, ignoredUnknownKeys: unknown }, 'broker config updated');
   if (Object.hasOwn(settings, 'brokerPermission')) {
     // Java: the nameservers must learn the new permission now (route perm is ANDed with it).
     bumpDataVersion(ctx.topicConfigManager.dataVersion);

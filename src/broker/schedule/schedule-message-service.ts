@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
+import { TableFile } from '../../common/table-file.js';
 import { MessageConst, getProperty, parseProperties, encodeProperties } from '../../common/message-properties.js';
 import { decodeRecord, type DispatchedEntry, type MessageStore, type MessageToStore } from '../../store/index.js';
-import { loadConfigFile, saveConfigFile } from '../config-file.js';
 import { SystemTopic } from '../topic/topic-config.js';
 import { messageFromRecord } from '../stored-message.js';
 
@@ -11,6 +11,7 @@ const TRANSACTION_PREPARED = 0x4;
 const TRANSACTION_ROLLBACK = 0xc;
 /** Java ScheduleMessageService: retry a failed put after 100 ms. */
 const RETRY_AFTER_FAILURE_MS = 100;
+/** MessageStoreConfig.flushDelayOffsetInterval (Java 10 s). */
 const FLUSH_DELAY_OFFSET_INTERVAL_MS = 10_000;
 const BATCH = 32;
 
@@ -25,10 +26,8 @@ export class ScheduleMessageService {
   private readonly running = new Set<number>();
   /** Levels that got a new message while their delivery loop was running. */
   private readonly rerun = new Set<number>();
-  private flushTimer: NodeJS.Timeout | undefined;
   private started = false;
-  private dirty = false;
-  private readonly file: string;
+  private readonly file: TableFile;
 
   constructor(
     storePathRootDir: string,
@@ -36,7 +35,7 @@ export class ScheduleMessageService {
     private readonly store: MessageStore,
     private readonly logger: Logger,
   ) {
-    this.file = path.join(storePathRootDir, 'config', 'delayOffset.json');
+    this.file = new TableFile(path.join(storePathRootDir, 'config', 'delayOffset.json'), () => this.encode(), logger, 'delay offsets');
   }
 
   get maxLevel(): number {
@@ -44,23 +43,22 @@ export class ScheduleMessageService {
   }
 
   load(): void {
-    const data = loadConfigFile(this.file) as { offsetTable?: Record<string, unknown> } | undefined;
+    const data = this.file.load() as { offsetTable?: Record<string, unknown> } | undefined;
     for (const [level, off] of Object.entries(data?.offsetTable ?? {})) this.offsets.set(Number(level), Number(off));
   }
 
   start(): void {
     this.started = true;
     for (let level = 1; level <= this.maxLevel; level++) this.schedule(level, 1000);
-    this.flushTimer = setInterval(() => this.persist(), FLUSH_DELAY_OFFSET_INTERVAL_MS);
-    this.flushTimer.unref();
+    this.file.saveEvery(FLUSH_DELAY_OFFSET_INTERVAL_MS);
   }
 
-  shutdown(): void {
+  /** Stops delivering, then saves the offsets (after a periodic save in flight). */
+  async shutdown(): Promise<void> {
     this.started = false;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
-    if (this.flushTimer) clearInterval(this.flushTimer);
-    this.persist(true);
+    await this.file.close();
   }
 
   /**
@@ -175,7 +173,7 @@ export class ScheduleMessageService {
 
   private setOffset(level: number, offset: number): void {
     this.offsets.set(level, offset);
-    this.dirty = true;
+    this.file.changed();
   }
 
   /** Next queue offset to deliver per level (GET_ALL_DELAY_OFFSET). */
@@ -186,16 +184,5 @@ export class ScheduleMessageService {
   encode(): string {
     const inner = [...this.offsets].map(([l, o]) => `${l}:${o}`).join(',');
     return `{\n\t"offsetTable":{${inner}}\n}`;
-  }
-
-  persist(force = false): void {
-    if (!this.dirty && !force) return;
-    this.dirty = false;
-    try {
-      saveConfigFile(this.file, this.encode());
-    } catch (err) {
-      this.dirty = true;
-      this.logger.error({ err }, 'failed to persist delay offsets');
-    }
   }
 }

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import { CoalescingSaver } from '../coalescing-saver.js';
-import { loadConfigFile } from '../config-file.js';
+import { TableFile } from '../../common/table-file.js';
 import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
 
 /**
@@ -169,15 +168,15 @@ export function encodeSubscriptionGroupConfig(c: SubscriptionGroupConfig): strin
 export class SubscriptionGroupManager {
   readonly table = new Map<string, SubscriptionGroupConfig>();
   dataVersion: DataVersion = newDataVersion();
-  private readonly file: string;
-  private readonly saver: CoalescingSaver;
+  private readonly file: TableFile;
 
   constructor(
     private readonly config: BrokerConfig,
     private readonly logger: Logger,
   ) {
-    this.file = path.join(config.storePathRootDir, 'config', 'subscriptionGroup.json');
-    this.saver = new CoalescingSaver(this.file, () => this.encode(), this.logger, 'subscription groups');
+    this.file = new TableFile(
+      path.join(config.storePathRootDir, 'config', 'subscriptionGroup.json'), () => this.encode(), this.logger, 'subscription groups',
+    );
     this.addBuiltInGroups();
   }
 
@@ -187,7 +186,7 @@ export class SubscriptionGroupManager {
 
   /** Loads the file (or its .bak); entries found there replace the built-in defaults. */
   load(): void {
-    const data = loadConfigFile(this.file) as
+    const data = this.file.load() as
       | { subscriptionGroupTable?: Record<string, unknown>; dataVersion?: Partial<Record<keyof DataVersion, unknown>> }
       | undefined;
     if (!data || typeof data !== 'object') return;
@@ -196,7 +195,7 @@ export class SubscriptionGroupManager {
         const cfg = parseSubscriptionGroupConfig(raw, name);
         this.table.set(name, cfg);
       } catch (err) {
-        this.logger.warn({ group: name, err: (err as Error).message, file: this.file }, 'skipping bad subscription group entry');
+        this.logger.warn({ group: name, err: (err as Error).message, file: this.file.file }, 'skipping bad subscription group entry');
       }
     }
     const dv = data.dataVersion;
@@ -259,7 +258,7 @@ export class SubscriptionGroupManager {
 
   private changed(): void {
     bumpDataVersion(this.dataVersion);
-    this.saver.request();
+    this.file.request();
   }
 
   /**
@@ -278,11 +277,11 @@ export class SubscriptionGroupManager {
 
   /** Synchronous save (start-up; shutdown after saved()). Changes are otherwise saved off the event loop. */
   persist(): void {
-    this.saver.saveSync();
+    this.file.saveSync();
   }
 
-  /** Resolves once every change so far is on disk. */
+  /** Resolves once every change so far is on disk (or its save failed, which is logged). */
   saved(): Promise<void> {
-    return this.saver.idle();
+    return this.file.idle();
   }
 }

@@ -10,7 +10,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readInt64, writeInt64 } from '../../store/index.js';
-import { saveFileAtomic, saveFileAtomicSync } from '../../common/atomic-file.js';
 
 export const TIMER_CHECKPOINT_FILE_SIZE = 4096;
 
@@ -61,14 +60,6 @@ export function encodeTimerCheckpoint(cp: JavaTimerCheckpoint): Buffer {
   writeInt64(b, 40, cp.timestamp);
   writeInt64(b, 48, cp.counter);
   return b;
-}
-
-export function saveTimerCheckpoint(file: string, cp: JavaTimerCheckpoint): Promise<void> {
-  return saveFileAtomic(file, encodeTimerCheckpoint(cp));
-}
-
-export function saveTimerCheckpointSync(file: string, cp: JavaTimerCheckpoint): void {
-  saveFileAtomicSync(file, encodeTimerCheckpoint(cp));
 }
 
 /** Java MessageStoreConfig.timerRollWindowSlots default (2 days of slots). */

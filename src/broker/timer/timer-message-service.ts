@@ -6,14 +6,13 @@ import {
   type DispatchedEntry, type MessageStore, type MessageToStore, type PutResult, type QueueEntry,
 } from '../../store/index.js';
 import { getProperty } from '../../common/message-properties.js';
-import { loadConfigFile } from '../config-file.js';
+import { TableFile } from '../../common/table-file.js';
 import { convertDueMessage } from './timer-convert.js';
 import { type TimerEntry, TimerHeap, entryLe } from './timer-heap.js';
 import { type TimerHookConfig, type TimerRefusal, applyTimerHook, snapTimerPrecisionMs } from './timer-hook.js';
-import { saveFileAtomic, saveFileAtomicSync } from '../../common/atomic-file.js';
 import { BLOCK_ENTRIES, BlockMins, DoneOffsets } from './timer-progress.js';
 import {
-  type JavaTimerCheckpoint, readTimerCheckpoint, saveTimerCheckpoint, saveTimerCheckpointSync, timerCheckpointPath,
+  type JavaTimerCheckpoint, encodeTimerCheckpoint, readTimerCheckpoint, timerCheckpointPath,
   timerDoneByJava,
 } from './timer-checkpoint.js';
 
@@ -78,7 +77,8 @@ export class TimerMessageService {
   readonly precisionMs: number;
   readonly tuning: TimerTuning;
   readonly counters: Counters = { delivered: 0, rolled: 0, dropped: 0, scans: 0, blocksRead: 0 };
-  private readonly file: string;
+  /** config/timerProgress.json, ours. */
+  private readonly file: TableFile;
   private done = new DoneOffsets(0);
   private readonly blocks = new BlockMins();
   private readonly heap = new TimerHeap();
@@ -104,7 +104,9 @@ export class TimerMessageService {
   private rollTask: Promise<void> | null = null;
   private persistTask: Promise<void> | null = null;
   /** Java's config/timercheck, written next to our file for an official broker opening this store. */
-  private readonly checkpointFile: string;
+  private readonly checkpointFile: TableFile;
+  /** The time both files of one save carry (our file's updateTimestamp and timercheck's timestamp). */
+  private persistNowMs = 0;
   private checkpointCounter = 0;
   /** An official broker's progress, newer than ours: imported at start (timerDoneByJava). */
   private javaProgress: JavaTimerCheckpoint | undefined;
@@ -117,8 +119,12 @@ export class TimerMessageService {
   ) {
     this.precisionMs = snapTimerPrecisionMs(config.timerPrecisionMs);
     this.tuning = { ...DEFAULT_TIMER_TUNING, ...tuning };
-    this.file = path.join(config.storePathRootDir, 'config', 'timerProgress.json');
-    this.checkpointFile = timerCheckpointPath(config.storePathRootDir);
+    this.file = new TableFile(
+      path.join(config.storePathRootDir, 'config', 'timerProgress.json'), () => this.encode(this.persistNowMs), logger, 'timer progress',
+    );
+    this.checkpointFile = new TableFile(
+      timerCheckpointPath(config.storePathRootDir), () => encodeTimerCheckpoint(this.javaCheckpoint(this.persistNowMs)), logger, 'timer checkpoint',
+    );
   }
 
   /** The put hook (run before the delay-level hook); a refusal must be answered instead of storing. */
@@ -127,9 +133,9 @@ export class TimerMessageService {
   }
 
   load(): void {
-    const data = loadConfigFile(this.file) as
+    const data = this.file.load() as
       { queueOffset?: unknown; bitmapBase?: unknown; bitmap?: unknown; updateTimestamp?: unknown } | undefined;
-    const java = readTimerCheckpoint(this.checkpointFile);
+    const java = readTimerCheckpoint(this.checkpointFile.file);
     this.checkpointCounter = java?.counter ?? 0;
     const ourTimestamp = Number(data?.updateTimestamp ?? 0);
     // An official 5.x broker ran on this store after us (or we never did): its progress decides.
@@ -504,7 +510,7 @@ export class TimerMessageService {
     }
     this.done = done;
     this.persistSync();
-    const root = path.dirname(path.dirname(this.checkpointFile));
+    const root = path.dirname(path.dirname(this.checkpointFile.file));
     fs.rmSync(path.join(root, 'timerlog'), { recursive: true, force: true });
     fs.rmSync(path.join(root, 'timerwheel'), { force: true });
     this.logger.info(
@@ -537,26 +543,23 @@ export class TimerMessageService {
 
   private async persist(): Promise<void> {
     this.dirty = false;
-    const now = Date.now();
-    this.lastPersistMs = now;
+    this.persistNowMs = Date.now();
+    this.lastPersistMs = this.persistNowMs;
+    this.checkpointFile.changed();
+    this.file.changed();
     try {
       // timercheck first: our file carries the same timestamp and so wins over it at our next start
-      await saveTimerCheckpoint(this.checkpointFile, this.javaCheckpoint(now));
-      await saveFileAtomic(this.file, this.encode(now));
-    } catch (err) {
-      this.dirty = true;
-      this.logger.error({ err }, 'failed to persist timer progress');
+      await this.checkpointFile.save();
+      await this.file.save();
+    } catch {
+      this.dirty = true; // logged by the table file
     }
   }
 
   private persistSync(): void {
-    try {
-      const now = Date.now();
-      saveTimerCheckpointSync(this.checkpointFile, this.javaCheckpoint(now));
-      saveFileAtomicSync(this.file, this.encode(now));
-      this.dirty = false;
-    } catch (err) {
-      this.logger.error({ err }, 'failed to persist timer progress');
-    }
+    this.persistNowMs = Date.now();
+    this.checkpointFile.saveSync();
+    this.file.saveSync();
+    this.dirty = false;
   }
 }

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
-import { CoalescingSaver } from '../coalescing-saver.js';
-import { loadConfigFile } from '../config-file.js';
+import { TableFile } from '../../common/table-file.js';
 import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
 import { Perm, SystemTopic, type TopicConfig, isInherited, newTopicConfig } from './topic-config.js';
 
@@ -10,8 +9,7 @@ import { Perm, SystemTopic, type TopicConfig, isInherited, newTopicConfig } from
 export class TopicConfigManager {
   readonly table = new Map<string, TopicConfig>();
   dataVersion: DataVersion = newDataVersion();
-  private readonly file: string;
-  private readonly saver: CoalescingSaver;
+  private readonly file: TableFile;
   private readonly systemTopics = new Set<string>();
 
   constructor(
@@ -20,13 +18,14 @@ export class TopicConfigManager {
     /** Called after a change that the nameservers must learn about. */
     private readonly onChange: () => void = () => undefined,
   ) {
-    this.file = path.join(config.storePathRootDir, 'config', 'topics.json');
-    this.saver = new CoalescingSaver(this.file, () => JSON.stringify(this.wrapper(), null, '\t'), this.logger, 'topics');
+    this.file = new TableFile(
+      path.join(config.storePathRootDir, 'config', 'topics.json'), () => JSON.stringify(this.wrapper(), null, '\t'), this.logger, 'topics',
+    );
   }
 
   load(): void {
     this.addSystemTopics();
-    const data = loadConfigFile(this.file) as
+    const data = this.file.load() as
       | { topicConfigTable?: Record<string, Partial<TopicConfig>>; dataVersion?: Partial<DataVersion> }
       | undefined;
     if (!data) return;
@@ -127,7 +126,7 @@ export class TopicConfigManager {
 
   private changed(): void {
     bumpDataVersion(this.dataVersion);
-    this.saver.request();
+    this.file.request();
     this.onChange();
   }
 
@@ -138,11 +137,11 @@ export class TopicConfigManager {
 
   /** Synchronous save (start-up; shutdown after saved()). Changes are otherwise saved off the event loop. */
   persist(): void {
-    this.saver.saveSync();
+    this.file.saveSync();
   }
 
-  /** Resolves once every change so far is on disk. */
+  /** Resolves once every change so far is on disk (or its save failed, which is logged). */
   saved(): Promise<void> {
-    return this.saver.idle();
+    return this.file.idle();
   }
 }

@@ -22,8 +22,6 @@ import {
 const MAX_QUEUE_PROCESS_TIME_MS = 60_000;
 /** Our cap on check-backs sent per queue and pass (Java has only the time cap). */
 const MAX_CHECKS_PER_PASS = 10_000;
-/** MessageStoreConfig.fileReservedTime default (hours): older half messages are discarded, not checked. */
-const FILE_RESERVED_TIME_HOURS = 72;
 /** TransactionalMessageServiceImpl.MAX_RETRY_COUNT_WHEN_HALF_NULL */
 const MAX_RETRY_COUNT_WHEN_HALF_NULL = 1;
 
@@ -120,7 +118,7 @@ export class TransactionCheckService {
 
   private async checkQueue(queueId: number, stats: CheckPassStats): Promise<void> {
     const { tx } = this.deps;
-    const { transactionTimeOut, transactionCheckMax } = tx.config;
+    const { transactionTimeOut, transactionCheckMax, fileReservedTime } = tx.config;
     const startTime = Date.now();
     const halfOffset = tx.fetchConsumeOffset(HALF_TOPIC, queueId);
     const opOffset = tx.fetchConsumeOffset(OP_TOPIC, queueId);
@@ -160,7 +158,7 @@ export class TransactionCheckService {
         newOffset = ++i;
         continue;
       }
-      if (needDiscard(props, transactionCheckMax) || needSkip(half)) {
+      if (needDiscard(props, transactionCheckMax) || needSkip(half, fileReservedTime)) {
         await this.resolveDiscard(half, props);
         stats.discarded++;
         newOffset = ++i;
@@ -350,9 +348,9 @@ function needDiscard(props: Map<string, string>, transactionCheckMax: number): b
   return false;
 }
 
-/** Java needSkip: born before the commit log's retention time. */
-function needSkip(half: DecodedRecord): boolean {
-  return Date.now() - half.bornTimestamp > FILE_RESERVED_TIME_HOURS * 3600 * 1000;
+/** Java needSkip: born before the commit log's retention time (MessageStoreConfig.fileReservedTime, hours). */
+function needSkip(half: DecodedRecord, fileReservedTimeHours: number): boolean {
+  return Date.now() - half.bornTimestamp > fileReservedTimeHours * 3600 * 1000;
 }
 
 /** Java calculateOpOffset: move over the contiguous run of done op offsets. */
