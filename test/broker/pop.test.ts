@@ -102,3 +102,86 @@ describe('POP_MESSAGE / ACK_MESSAGE', () => {
     expect(again!.messages.map(bodyOf)).toEqual([bodyOf(b!)]);
   }, 40_000);
 });
+
+describe('FIFO pop (order=true)', () => {
+  it('blocks the queue until its batch is acked; the same attempt gets the same batch; counts rise on re-delivery', async () => {
+    const { server, client } = await start();
+    const addr = server.brokerAddr;
+    await sendN(client, addr, 'PopF1', 3, {}, 0);
+    const first = await pop(client, addr, 'PopGF', 'PopF1', { order: true, attemptId: 'a1', invisibleTime: 1000 });
+    expect(first.messages.map(bodyOf)).toEqual(['m0', 'm1', 'm2']);
+    expect(first.res.extFields.reviveQid).toBe('999');
+    expect(first.res.extFields.orderCountInfo).toBe('0 0 0');
+    expect(first.messages[0]!.extraInfo.split(' ')[3]).toBe('999');
+
+    const other = await pop(client, addr, 'PopGF', 'PopF1', { order: true, attemptId: 'a2', invisibleTime: 1000 });
+    expect(other.res.code).toBe(ResponseCode.POLLING_TIMEOUT);
+    const same = await pop(client, addr, 'PopGF', 'PopF1', { order: true, attemptId: 'a1', invisibleTime: 1000 });
+    expect(same.messages.map(bodyOf)).toEqual(['m0', 'm1', 'm2']);
+
+    // visible again after the invisible time: handed out again, each offset counted once more
+    let again: Awaited<ReturnType<typeof pop>> | undefined;
+    await waitFor(async () => {
+      again = await pop(client, addr, 'PopGF', 'PopF1', { order: true, attemptId: 'a3', invisibleTime: 60_000 });
+      return again.messages.length > 0;
+    }, 10_000, 'the batch visible again');
+    expect(again!.messages.map(bodyOf)).toEqual(['m0', 'm1', 'm2']);
+    expect(again!.res.extFields.orderCountInfo!.split(';').sort()).toEqual(['0 0 1', '0 qo0%0 1', '0 qo0%1 1', '0 qo0%2 1']);
+
+    // acks in any order: the last one first (the offset stays at the batch start), then an offset outside the
+    // batch (illegal), then the rest, which opens the queue
+    expect((await ack(client, addr, 'PopGF', again!.messages[2]!)).code).toBe(ResponseCode.SUCCESS);
+    expect(server.broker.context.consumerOffsetManager.queryOffset('PopGF', 'PopF1', 0)).toBe(0);
+    const notInBatch = await sendN(client, addr, 'PopF1', 1, {}, 0).then(() => client.request(addr, createRequest(RequestCode.ACK_MESSAGE, {
+      consumerGroup: 'PopGF', topic: 'PopF1', queueId: '0', offset: '3', extraInfo: again!.messages[0]!.extraInfo,
+    }), 10_000));
+    expect(notInBatch.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+    expect(notInBatch.remark).toMatch(/^offset is illegal, key:PopF1@PopGF@0, old:0, commit:3, next:-1/);
+    for (const m of again!.messages.slice(0, 2)) expect((await ack(client, addr, 'PopGF', m)).code).toBe(ResponseCode.SUCCESS);
+    expect(server.broker.context.consumerOffsetManager.queryOffset('PopGF', 'PopF1', 0)).toBe(3);
+    const next = await pop(client, addr, 'PopGF', 'PopF1', { order: true, attemptId: 'a4' });
+    expect(next.messages.map(bodyOf)).toEqual(['m0']); // the message sent above (its own body m0)
+    expect(next.messages[0]!.record.queueOffset).toBe(3);
+  }, 30_000);
+});
+
+describe('bad input (answers as the 5.3.3 broker gives them)', () => {
+  it('ack, change invisible time and pop refusals', async () => {
+    const { server, client } = await start();
+    const addr = server.brokerAddr;
+    await sendN(client, addr, 'PopB1', 1, {}, 0);
+    const req = (code: number, fields: Record<string, string>, body?: Buffer) => client.request(addr, createRequest(code, fields, body), 10_000);
+    const ackFields = { consumerGroup: 'PopGB', topic: 'PopB1', queueId: '0', offset: '0', extraInfo: '0 1700000000000 1000 0 0 broker-a 0 0' };
+
+    const garbage = await req(RequestCode.ACK_MESSAGE, { ...ackFields, extraInfo: 'garbage' });
+    expect([garbage.code, garbage.remark]).toEqual([ResponseCode.SYSTEM_ERROR, 'java.lang.IllegalArgumentException: getBrokerName fail, extraInfoStrs length 1']);
+    const beyond = await req(RequestCode.ACK_MESSAGE, { ...ackFields, offset: '5' });
+    expect([beyond.code, beyond.remark]).toEqual([ResponseCode.NO_MESSAGE, 'offset is illegal, key:PopB1@0, commit:5, store:0~1']);
+    const noTopic = await req(RequestCode.ACK_MESSAGE, { ...ackFields, topic: 'PopNoSuchTopic' });
+    expect(noTopic.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
+    expect(noTopic.remark).toMatch(/^topic\[PopNoSuchTopic\] not exist, apply first please!/);
+    const badQueue = await req(RequestCode.ACK_MESSAGE, { ...ackFields, queueId: '64' });
+    expect(badQueue.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+    expect(badQueue.remark).toMatch(/^queueId\[64\] is illegal, topic:\[PopB1\] topicConfig.readQueueNums:\[\d+\] consumer:\[\/127.0.0.1:\d+\]$/);
+    // the broker does not check expiry (the proxy does): an expired handle is acked
+    expect((await req(RequestCode.ACK_MESSAGE, ackFields)).code).toBe(ResponseCode.SUCCESS);
+
+    const cit = await req(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, { ...ackFields, offset: '1', invisibleTime: '1000' });
+    expect(cit.code).toBe(ResponseCode.NO_MESSAGE);
+    expect(cit.extFields).toMatchObject({ popTime: '0', invisibleTime: '0', reviveQid: '0' });
+    const emptyBatch = await req(RequestCode.BATCH_ACK_MESSAGE, {});
+    expect(emptyBatch.code).toBe(ResponseCode.NO_MESSAGE);
+
+    const tooMany = await pop(client, addr, 'PopGB', 'PopB1', { maxMsgNums: 33 });
+    expect([tooMany.res.code, tooMany.res.remark]).toEqual([ResponseCode.INVALID_PARAMETER, "the broker[127.0.0.1] pop message's num is greater than 32"]);
+    expect(tooMany.res.extFields).toMatchObject({ popTime: '0', invisibleTime: '0', reviveQid: '0', restNum: '0' });
+    const noSuch = await pop(client, addr, 'PopGB', 'PopNoSuchTopic');
+    expect(noSuch.res.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
+    const badSql = await pop(client, addr, 'PopGB', 'PopB1', { expType: 'SQL92', exp: 'a >' });
+    expect([badSql.res.code, badSql.res.remark]).toEqual([ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"]);
+    const late = await pop(client, addr, 'PopGB', 'PopB1', { bornTime: Date.now() - 10_000, pollTime: 1000 });
+    expect([late.res.code, late.res.remark]).toEqual([ResponseCode.POLLING_TIMEOUT, 'the broker[127.0.0.1] pop message is timeout too much']);
+    const queue = await pop(client, addr, 'PopGB', 'PopB1', { queueId: 99 });
+    expect(queue.res.code).toBe(ResponseCode.INVALID_PARAMETER);
+  });
+});
