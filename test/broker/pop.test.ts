@@ -185,3 +185,66 @@ describe('bad input (answers as the 5.3.3 broker gives them)', () => {
     expect(queue.res.code).toBe(ResponseCode.INVALID_PARAMETER);
   });
 });
+
+describe('assignment, request modes, notification, polling info', () => {
+  it('SET_MESSAGE_REQUEST_MODE / QUERY_ASSIGNMENT / GET_ALL_MESSAGE_REQUEST_MODE', async () => {
+    const { server, client } = await start();
+    const addr = server.brokerAddr;
+    await sendN(client, addr, 'PopA1', 1);
+    await server.broker.context.registerBrokerAll();
+    const req = (code: number, body: unknown) => client.request(addr, createRequest(code, {}, Buffer.from(JSON.stringify(body))), 10_000);
+    const mode = (topic: string, consumerGroup: string) => ({ topic, consumerGroup, mode: 'POP', popShareQueueNum: 0 });
+
+    const retry = await req(RequestCode.SET_MESSAGE_REQUEST_MODE, mode('%RETRY%PopGA', 'PopGA'));
+    expect([retry.code, retry.remark]).toEqual([ResponseCode.NO_PERMISSION, 'retry topic is not allowed to set mode']);
+    const unknown = await req(RequestCode.SET_MESSAGE_REQUEST_MODE, mode('PopNoTopic', 'PopGA'));
+    expect([unknown.code, unknown.remark]).toEqual([ResponseCode.TOPIC_NOT_EXIST, 'topic[PopNoTopic] not exist']);
+    expect((await req(RequestCode.SET_MESSAGE_REQUEST_MODE, mode('PopA1', 'PopGA'))).code).toBe(ResponseCode.SUCCESS);
+    const all = await client.request(addr, createRequest(RequestCode.GET_ALL_MESSAGE_REQUEST_MODE), 10_000);
+    expect(JSON.parse(all.body!.toString())).toEqual({
+      messageRequestModeMap: { PopA1: { PopGA: { consumerGroup: 'PopGA', mode: 'POP', popShareQueueNum: 0, topic: 'PopA1' } } },
+    });
+
+    // a consumer of each group, then the assignments: POP → queue -1; PULL (the default) → the AVG share
+    for (const [group, clientId] of [['PopGA', 'c1'], ['PopGB2', 'c2']]) {
+      const hb = await req(RequestCode.HEART_BEAT, {
+        clientID: clientId, producerDataSet: [], consumerDataSet: [{
+          groupName: group, consumeType: 'CONSUME_PASSIVELY', messageModel: 'CLUSTERING', consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+          unitMode: false, subscriptionDataSet: [{ topic: 'PopA1', subString: '*', expressionType: 'TAG', tagsSet: [], codeSet: [], subVersion: 0, classFilterMode: false }],
+        }],
+      });
+      expect(hb.code).toBe(ResponseCode.SUCCESS);
+    }
+    const q = (topic: string, group: string, clientId: string) => req(RequestCode.QUERY_ASSIGNMENT, {
+      topic, consumerGroup: group, clientId, strategyName: 'AVG', messageModel: 'CLUSTERING',
+    }).then((r) => JSON.parse(r.body!.toString()) as { messageQueueAssignments?: unknown[] });
+    expect(await q('PopA1', 'PopGA', 'c1')).toEqual({
+      messageQueueAssignments: [{ messageQueue: { brokerName: 'broker-a', queueId: -1, topic: 'PopA1' }, mode: 'POP' }],
+    });
+    const pull = await q('PopA1', 'PopGB2', 'c2');
+    expect(pull.messageQueueAssignments!.length).toBe(server.broker.context.topicConfigManager.get('PopA1')!.readQueueNums);
+    expect(await q('PopNoTopic', 'PopGA', 'c1')).toEqual({});
+  });
+
+  it('NOTIFICATION says whether there is something to pop; POLLING_INFO counts waiting pops', async () => {
+    const { server, client } = await start();
+    const addr = server.brokerAddr;
+    await sendN(client, addr, 'PopN1', 1);
+    const notify = (pollTime: number) => client.request(addr, createRequest(RequestCode.NOTIFICATION, {
+      consumerGroup: 'PopGN', topic: 'PopN1', queueId: '-1', pollTime: String(pollTime), bornTime: String(Date.now()),
+    }), 10_000);
+    expect((await notify(0)).extFields).toMatchObject({ hasMsg: 'true', pollingFull: 'false' });
+    expect((await pop(client, addr, 'PopGN', 'PopN1')).messages).toHaveLength(1);
+    expect((await notify(0)).extFields).toMatchObject({ hasMsg: 'false' });
+
+    const waiting = pop(client, addr, 'PopGN', 'PopN1', { pollTime: 10_000, bornTime: Date.now() });
+    const info = () => client.request(addr, createRequest(RequestCode.POLLING_INFO, { consumerGroup: 'PopGN', topic: 'PopN1', queueId: '-1' }), 10_000);
+    await waitFor(async () => (await info()).extFields.pollingNum === '1', 5000, 'one pop waiting');
+    const notified = notify(10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    await sendN(client, addr, 'PopN1', 1);
+    expect((await notified).extFields).toMatchObject({ hasMsg: 'true' });
+    expect((await waiting).messages).toHaveLength(1);
+    expect((await info()).extFields.pollingNum).toBe('0');
+  });
+});

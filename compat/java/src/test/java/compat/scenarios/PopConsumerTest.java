@@ -136,6 +136,8 @@ public class PopConsumerTest extends ScenarioBase {
                 } else if (m.getKeys().equals("again-1")) {
                     retryDelays.add(System.currentTimeMillis() - firstAt.get("again-1"));
                     assertEquals(topic, m.getTopic(), "a retried message carries the requested topic");
+                    // popped from the POP retry topic %RETRY%<group>_<topic>: its POP_CK says so (flag 1)
+                    assertEquals("1", m.getProperty("POP_CK").split(" ")[4], "POP_CK " + m.getProperty("POP_CK"));
                 }
             }
             return later ? ConsumeConcurrentlyStatus.RECONSUME_LATER : ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
