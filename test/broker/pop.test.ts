@@ -248,3 +248,50 @@ describe('assignment, request modes, notification, polling info', () => {
     expect((await info()).extFields.pollingNum).toBe('0');
   });
 });
+
+describe('PopService API (what the gRPC endpoint calls)', () => {
+  it('pop with handles, change invisible time by handle, forward to the dead-letter queue', async () => {
+    const { server, client } = await start();
+    const addr = server.brokerAddr;
+    await sendN(client, addr, 'PopS1', 2);
+    const { decodeReceiptHandle } = await import('../../src/broker/pop/extra-info.js');
+    const { realTopicOf } = await import('../../src/broker/pop/pop-keys.js');
+    const svc = server.broker.pop;
+    const popped = await svc.pop({
+      consumerGroup: 'PopGS', topic: 'PopS1', queueId: -1, maxMsgNums: 32, invisibleTime: 60_000, pollTime: 0, bornTime: Date.now(),
+      initMode: 0, order: false, peer: '127.0.0.1:1',
+    });
+    if ('code' in popped) throw new Error(popped.remark);
+    expect(popped.status).toBe('FOUND');
+    expect(popped.messages).toHaveLength(2);
+    const [a, b] = popped.messages;
+    // 9-field handles: the commit-log offset is the record's own
+    const ha = decodeReceiptHandle(a!.receiptHandle);
+    expect(ha.commitLogOffset).toBe(a!.commitLogOffset);
+    expect(ha.queueOffset).toBe(a!.queueOffset);
+
+    const changed = await svc.changeInvisibleTime({
+      consumerGroup: 'PopGS', topic: realTopicOf('PopS1', 'PopGS', ha.retryFlag)!, queueId: ha.queueId, offset: ha.queueOffset,
+      extraInfo: a!.receiptHandle, invisibleTime: 1000, peer: '127.0.0.1:1',
+    });
+    if ('code' in changed) throw new Error(changed.remark);
+    const hn = decodeReceiptHandle(changed.receiptHandle);
+    expect([hn.startOffset, hn.invisibleTime, hn.commitLogOffset, hn.queueOffset]).toEqual([ha.queueOffset, 1000, ha.commitLogOffset, ha.queueOffset]);
+
+    const hb = decodeReceiptHandle(b!.receiptHandle);
+    expect(await svc.forwardToDeadLetterQueue({ consumerGroup: 'PopGS', topic: 'PopS1', handle: hb, peer: '127.0.0.1:1' })).toBeUndefined();
+    expect(await svc.forwardToDeadLetterQueue({ consumerGroup: 'PopGS', topic: 'PopS1', handle: { ...hb, commitLogOffset: -1 }, peer: '' }))
+      .toMatchObject({ remark: 'commit log offset is empty' });
+    await waitFor(() => server.broker.context.store.getMaxOffsetInQueue('%DLQ%PopGS', 0) === 1, 5000, 'the dead letter');
+
+    // a comes back after its new 1 s; b (dead-lettered and acked) does not
+    let again: Awaited<ReturnType<typeof pop>> | undefined;
+    await waitFor(async () => {
+      again = await pop(client, addr, 'PopGS', 'PopS1');
+      return again.messages.length > 0;
+    }, 20_000, 'a re-delivered');
+    const { decodeRecord } = await import('../../src/store/record.js');
+    expect(again!.messages.map(bodyOf)).toEqual([decodeRecord(a!.record).body.toString()]);
+    expect(again!.messages[0]!.record.reconsumeTimes).toBe(1);
+  }, 40_000);
+});
