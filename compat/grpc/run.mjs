@@ -124,7 +124,7 @@ const SCENARIOS = {
     // keep one invisible for longer, then ack it with the handle ChangeInvisibleDuration returned
     const keep = first.get('keep-invisible');
     await c.changeInvisibleDuration(keep, 40_000);
-    const again = await until('re-delivery after 10 s', async () => (await c.receive(16, 10_000)).find((mv) => body(mv) === 'redeliver-me'), 40_000);
+    const again = await until('re-delivery after 10 s', async () => (await c.receive(16, 10_000)).find((mv) => body(mv) === 'redeliver-me'), 90_000);
     assert(again.deliveryAttempt === 2, `delivery attempt ${again.deliveryAttempt}`);
     await c.ack(again);
     await c.ack(keep);
@@ -144,14 +144,14 @@ const SCENARIOS = {
     await until('two deliveries', async () => {
       for (const mv of await c.receive(16, 10_000)) attempts.push(mv.deliveryAttempt);
       return attempts.length >= 2;
-    }, 45_000);
+    }, 90_000);
     assert(attempts.join(',') === '1,2', `delivery attempts ${attempts}`);
     const dlq = `%DLQ%${group}`;
     await until('the message in the DLQ', async () => {
       const more = await c.receive(16, 10_000);
       assert(more.length === 0, `delivered a third time: attempt ${more.map((m) => m.deliveryAttempt)}`);
       return (await maxOffset(args.broker, dlq)) > 0;
-    }, 45_000);
+    }, 90_000);
     const bodies = await pullBodies(args.broker, dlq);
     assert(bodies.join(',') === 'dead-letter-me', `DLQ holds ${bodies}`);
   },
