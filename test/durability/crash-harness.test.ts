@@ -196,6 +196,11 @@ async function loadAndKill(r: Running, mode: string, cycle: number, stopAfterMs:
     }
   };
   const senders = Array.from({ length: SENDERS }, (_, s) => sender(s));
+  // The kill point is measured from the first acknowledgement of this cycle, not from the start of the load: on a
+  // loaded machine the producer may need longer than the shortest kill delay to find the restarted broker. (The
+  // deadline only bounds a broken server; the cycle then fails on acked.length.)
+  const firstAckBy = Date.now() + 60_000;
+  while (acked.length === 0 && Date.now() < firstAckBy) await new Promise((res) => setTimeout(res, 10));
   await new Promise((res) => setTimeout(res, stopAfterMs));
   // Kill while sends are in flight. Answers the server wrote before it died may still be read after this
   // point; they are acknowledgements all the same.
