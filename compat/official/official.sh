@@ -11,7 +11,8 @@
 # below 32768 (outside Linux's ephemeral range) so client sockets cannot hold them.
 # Env: OFFICIAL_START_TIMEOUT (s, default 180), OFFICIAL_STOP_TIMEOUT (s before KILL, default 30),
 #   OFFICIAL_BROKER_NAMESRV (namesrvAddr the broker registers with; default 127.0.0.1:NSPORT - e.g. a capture proxy),
-#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x).
+#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x),
+#   OFFICIAL_ACL_FILE (copied to the broker's conf/plain_acl.yml; with OFFICIAL_BROKER_EXTRA=aclEnable=true).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -220,6 +221,8 @@ cmd_start() {
   write_logback "$home/conf/logback_namesrv.xml" "$logs/namesrv.log"
   write_logback "$home/conf/logback_broker.xml" "$logs/broker.log"
   echo "$v" > "$store/official.version"
+  # ACL 1.0 (4.9.x): the broker reads $home/conf/plain_acl.yml when OFFICIAL_BROKER_EXTRA has aclEnable=true
+  if [ -n "${OFFICIAL_ACL_FILE:-}" ]; then cp "$OFFICIAL_ACL_FILE" "$home/conf/plain_acl.yml"; fi
 
   cat > "$home/conf/namesrv.properties" <<EOF
 listenPort=$nsport

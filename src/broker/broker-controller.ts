@@ -1,4 +1,5 @@
-import { type BrokerConfig, pick } from '../common/config.js';
+import path from 'node:path';
+import { type BrokerConfig, ConfigError, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
@@ -9,8 +10,11 @@ import { ProducerManager } from './client/producer-manager.js';
 import { RebalanceLockManager } from './client/rebalance-lock-manager.js';
 import type { BrokerContext, BrokerStats } from './context.js';
 import { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
+import { plainAclHook } from './acl/acl-hook.js';
+import { PlainAclManager } from './acl/plain-acl-manager.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import { aclAdminProcessors } from './processors/acl-admin.js';
 import { adminBrokerProcessors } from './processors/admin-broker.js';
 import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
 import { adminGroupProcessors } from './processors/admin-group.js';
@@ -41,7 +45,12 @@ export interface Broker {
   brokerAddr(): string;
   readonly port: number;
   readonly context: BrokerContext;
+  /** ACL 1.0 state when aclEnable is on. */
+  readonly acl: PlainAclManager | undefined;
 }
+
+/** How often the ACL file is checked for changes (Java AclFileWatchService compares digests on a timer too). */
+const ACL_FILE_WATCH_INTERVAL_MS = 1000;
 
 /** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
 export function createBroker(config: BrokerConfig, logger: Logger): Broker {
@@ -134,17 +143,30 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     adminConsumerRelayProcessors(ctx),
     adminBrokerProcessors(ctx),
   ];
+  const aclFile = path.resolve(config.rocketmqHome, config['rocketmq.acl.plain.file']);
+  const acl = config.aclEnable ? new PlainAclManager(aclFile, log.child({ component: 'acl' })) : undefined;
+  processorTables.push(aclAdminProcessors(ctx, acl));
   for (const table of processorTables) dispatcher.registerTable(table);
+  if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
 
   let started = false;
 
   return {
     context: ctx,
+    acl,
     brokerAddr,
     get port() {
       return boundPort;
     },
     async start() {
+      if (acl) {
+        try {
+          acl.load();
+        } catch (err) {
+          throw new ConfigError(`aclEnable: ${aclFile}: ${(err as Error).message}`);
+        }
+        acl.watch(ACL_FILE_WATCH_INTERVAL_MS);
+      }
       topicConfigManager.load();
       subscriptionGroupManager.load();
       consumerOffsetManager.load();
@@ -181,6 +203,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       consumerManager.shutdown();
       await server.close();
       await client.close();
+      await acl?.close();
       await consumerOffsetManager.close();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
       await topicConfigManager.saved();

@@ -55,6 +55,12 @@ const BROKER_OWN_SCHEMA = {
   transactionTimeOut: { type: 'int', default: 6000, min: 0, live: true },
   transactionCheckMax: { type: 'int', default: 15, min: 1, live: true },
   rejectTransactionMessage: { type: 'bool', default: false, live: true },
+  // ACL 1.0 (4.x, Java BrokerConfig.aclEnable): every request is checked against {rocketmqHome}/{rocketmq.acl.plain.file}.
+  aclEnable: { type: 'bool', default: false },
+  // Java: -Drocketmq.home.dir / ROCKETMQ_HOME.
+  rocketmqHome: { type: 'string', default: process.env.ROCKETMQ_HOME ?? path.join(home, 'rocketmq') },
+  // Java system property: the ACL file, relative to rocketmqHome unless absolute.
+  'rocketmq.acl.plain.file': { type: 'string', default: 'conf/plain_acl.yml' },
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own and the store's. */
