@@ -4,6 +4,7 @@ import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
+import { TlsAcceptor, clientTlsOptions, createServerTlsContext } from '../remoting/tls.js';
 import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/index.js';
 import { ConsumerManager } from './client/consumer-manager.js';
 import { ProducerManager } from './client/producer-manager.js';
@@ -57,7 +58,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const log = logger.child({ component: 'broker' });
   const dispatcher = new RequestDispatcher(log);
   const server = new RemotingServer(log, dispatcher);
-  const client = new RemotingClient(log);
+  const client = new RemotingClient(log, undefined, clientTlsOptions(config));
   let boundPort = config.listenPort;
   // Asked on every send (the stored storeHost): one string per (ip, port), not a new one per call.
   let addrCache = { ip: '', port: -1, addr: '' };
@@ -182,6 +183,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       transactionalMessageService.start();
       if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
       topicConfigManager.persist();
+      const tlsMode = config['tls.server.mode'];
+      if (tlsMode !== 'disabled') server.useTls(new TlsAcceptor(tlsMode, createServerTlsContext(config), config, log));
       boundPort = await server.listen(config.listenPort);
       if (config.listenPort > 2 && config.fastListenPort !== -1) {
         const vipPort = config.fastListenPort || config.listenPort - 2;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { TLS_SCHEMA } from '../remoting/tls.js';
 import { STORE_SCHEMA } from '../store/index.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
@@ -64,7 +65,7 @@ const BROKER_OWN_SCHEMA = {
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own and the store's. */
-export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA } as const satisfies Schema;
+export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...TLS_SCHEMA } as const satisfies Schema;
 
 export const NAMESRV_SCHEMA = {
   listenPort: { type: 'int', default: 9876, min: 0, max: 65535 },
@@ -72,6 +73,7 @@ export const NAMESRV_SCHEMA = {
   scanNotActiveBrokerInterval: { type: 'int', default: 5000, min: 100 },
   brokerChannelExpiredTime: { type: 'int', default: 120000, min: 1000 },
   orderMessageEnable: { type: 'bool', default: false },
+  ...TLS_SCHEMA,
 } as const satisfies Schema;
 
 export type BrokerConfig = ConfigOf<typeof BROKER_SCHEMA>;
