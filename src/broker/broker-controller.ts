@@ -13,6 +13,8 @@ import type { BrokerContext, BrokerStats } from './context.js';
 import { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
 import { plainAclHook } from './acl/acl-hook.js';
 import { PlainAclManager } from './acl/plain-acl-manager.js';
+import { BrokerMetrics } from './metrics/broker-metrics.js';
+import { metricsHandler, rpcMetricsHook, startHttpEndpoint } from './metrics/metrics-server.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import { aclAdminProcessors } from './processors/acl-admin.js';
@@ -48,6 +50,8 @@ export interface Broker {
   readonly context: BrokerContext;
   /** ACL 1.0 state when aclEnable is on. */
   readonly acl: PlainAclManager | undefined;
+  /** The Prometheus endpoint's port when metricsExporterType=PROM. */
+  metricsPort(): number | undefined;
 }
 
 /** How often the ACL file is checked for changes (Java AclFileWatchService compares digests on a timer too). */
@@ -149,12 +153,22 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   processorTables.push(aclAdminProcessors(ctx, acl));
   for (const table of processorTables) dispatcher.registerTable(table);
   if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
+  let metrics: BrokerMetrics | undefined;
+  let metricsServer: import('node:http').Server | undefined;
+  if (config.metricsExporterType === 'PROM') {
+    metrics = new BrokerMetrics(ctx);
+    stats.metrics = metrics;
+    dispatcher.addHook(rpcMetricsHook(metrics));
+  } else if (config.metricsExporterType !== 'DISABLE') {
+    log.warn({ metricsExporterType: config.metricsExporterType }, 'metrics exporter not supported (only PROM); metrics are off');
+  }
 
   let started = false;
 
   return {
     context: ctx,
     acl,
+    metricsPort: () => (metricsServer?.address() as import('node:net').AddressInfo | null)?.port,
     brokerAddr,
     get port() {
       return boundPort;
@@ -167,6 +181,15 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
           throw new ConfigError(`aclEnable: ${aclFile}: ${(err as Error).message}`);
         }
         acl.watch(ACL_FILE_WATCH_INTERVAL_MS);
+      }
+      // bound first: a port in use stops start-up before the store opens
+      if (metrics) {
+        metricsServer = await startHttpEndpoint(
+          { portKey: 'metricsPromExporterPort', host: config.metricsPromExporterHost, port: config.metricsPromExporterPort },
+          metricsHandler(metrics.registry),
+          log,
+        );
+        log.info({ addr: metricsServer.address() }, 'Prometheus metrics endpoint listening');
       }
       topicConfigManager.load();
       subscriptionGroupManager.load();
@@ -207,6 +230,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await server.close();
       await client.close();
       await acl?.close();
+      if (metricsServer) await new Promise((r) => metricsServer!.close(r));
       await consumerOffsetManager.close();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
       await topicConfigManager.saved();

@@ -62,6 +62,11 @@ const BROKER_OWN_SCHEMA = {
   rocketmqHome: { type: 'string', default: process.env.ROCKETMQ_HOME ?? path.join(home, 'rocketmq') },
   // Java system property: the ACL file, relative to rocketmqHome unless absolute.
   'rocketmq.acl.plain.file': { type: 'string', default: 'conf/plain_acl.yml' },
+  // Metrics (Java BrokerConfig): PROM serves Prometheus text on metricsPromExporterHost:Port ('' = all interfaces,
+  // as Java). OTLP_GRPC and LOG are not supported (logged, metrics stay off).
+  metricsExporterType: { type: 'enum', default: 'DISABLE', values: ['DISABLE', 'OTLP_GRPC', 'PROM', 'LOG'] },
+  metricsPromExporterHost: { type: 'string', default: '' },
+  metricsPromExporterPort: { type: 'int', default: 5557, min: 0, max: 65535 },
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own and the store's. */
