@@ -16,6 +16,7 @@ import { PlainAclManager } from './acl/plain-acl-manager.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { metricsHandler, rpcMetricsHook, startHttpEndpoint } from './metrics/metrics-server.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
+import { type WebConsole, startWebConsole } from './web/console-server.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import { aclAdminProcessors } from './processors/acl-admin.js';
 import { adminBrokerProcessors } from './processors/admin-broker.js';
@@ -52,6 +53,8 @@ export interface Broker {
   readonly acl: PlainAclManager | undefined;
   /** The Prometheus endpoint's port when metricsExporterType=PROM. */
   metricsPort(): number | undefined;
+  /** The admin web page's port when adminWebPort >= 0. */
+  webConsolePort(): number | undefined;
 }
 
 /** How often the ACL file is checked for changes (Java AclFileWatchService compares digests on a timer too). */
@@ -155,6 +158,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
   let metrics: BrokerMetrics | undefined;
   let metricsServer: import('node:http').Server | undefined;
+  let webConsole: WebConsole | undefined;
   if (config.metricsExporterType === 'PROM') {
     metrics = new BrokerMetrics(ctx);
     stats.metrics = metrics;
@@ -168,6 +172,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   return {
     context: ctx,
     acl,
+    webConsolePort: () => webConsole?.port,
     metricsPort: () => (metricsServer?.address() as import('node:net').AddressInfo | null)?.port,
     brokerAddr,
     get port() {
@@ -213,6 +218,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
+      if (config.adminWebPort >= 0) webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       await registration.start();
@@ -231,6 +237,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await client.close();
       await acl?.close();
       if (metricsServer) await new Promise((r) => metricsServer!.close(r));
+      await webConsole?.close();
       await consumerOffsetManager.close();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
       await topicConfigManager.saved();

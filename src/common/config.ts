@@ -67,6 +67,9 @@ const BROKER_OWN_SCHEMA = {
   metricsExporterType: { type: 'enum', default: 'DISABLE', values: ['DISABLE', 'OTLP_GRPC', 'PROM', 'LOG'] },
   metricsPromExporterHost: { type: 'string', default: '' },
   metricsPromExporterPort: { type: 'int', default: 5557, min: 0, max: 65535 },
+  // ours: the admin web page. -1 = off (default); 0 = a free port; bound to adminWebHost.
+  adminWebPort: { type: 'int', default: -1, min: -1, max: 65535 },
+  adminWebHost: { type: 'string', default: '127.0.0.1' },
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own and the store's. */
