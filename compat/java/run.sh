@@ -81,7 +81,7 @@ SEL=()
 IFS=',' read -r -a parts <<< "$FILTER"
 for f in "${parts[@]}"; do
   case "$f" in
-    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat --exclude-tag diff --exclude-tag noAutoCreate --exclude-tag acl) ;;
+    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat --exclude-tag diff --exclude-tag noAutoCreate --exclude-tag acl --exclude-tag acl2) ;;
     restart) SEL+=(--scan-classpath "$CLASSES" --include-tag restart) ;;
     tag:*) SEL+=(--scan-classpath "$CLASSES" --include-tag "${f#tag:}") ;;
     *#*)

@@ -12,6 +12,7 @@ import { RebalanceLockManager } from './client/rebalance-lock-manager.js';
 import type { BrokerContext, BrokerStats } from './context.js';
 import { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
 import { plainAclHook } from './acl/acl-hook.js';
+import { setupAuth } from './auth/auth-setup.js';
 import { PlainAclManager } from './acl/plain-acl-manager.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { metricsHandler, rpcMetricsHook, startHttpEndpoint } from './metrics/metrics-server.js';
@@ -19,6 +20,7 @@ import { NamesrvRegistration } from './namesrv-registration.js';
 import { type WebConsole, startWebConsole } from './web/console-server.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import { aclAdminProcessors } from './processors/acl-admin.js';
+import { authAdminProcessors } from './processors/auth-admin.js';
 import { adminBrokerProcessors } from './processors/admin-broker.js';
 import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
 import { adminGroupProcessors } from './processors/admin-group.js';
@@ -154,8 +156,11 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const aclFile = path.resolve(config.rocketmqHome, config['rocketmq.acl.plain.file']);
   const acl = config.aclEnable ? new PlainAclManager(aclFile, log.child({ component: 'acl' })) : undefined;
   processorTables.push(aclAdminProcessors(ctx, acl));
+  const auth = setupAuth(config, log.child({ component: 'auth' }));
+  processorTables.push(authAdminProcessors(ctx, auth?.store));
   for (const table of processorTables) dispatcher.registerTable(table);
   if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
+  if (auth) dispatcher.addHook(auth.hook);
   let metrics: BrokerMetrics | undefined;
   let metricsServer: import('node:http').Server | undefined;
   let webConsole: WebConsole | undefined;
@@ -187,6 +192,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         }
         acl.watch(ACL_FILE_WATCH_INTERVAL_MS);
       }
+      await auth?.start();
       // bound first: a port in use stops start-up before the store opens
       if (metrics) {
         metricsServer = await startHttpEndpoint(
@@ -236,6 +242,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await server.close();
       await client.close();
       await acl?.close();
+      await auth?.store.close();
       if (metricsServer) await new Promise((r) => metricsServer!.close(r));
       await webConsole?.close();
       await consumerOffsetManager.close();

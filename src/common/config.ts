@@ -62,6 +62,16 @@ const BROKER_OWN_SCHEMA = {
   rocketmqHome: { type: 'string', default: process.env.ROCKETMQ_HOME ?? path.join(home, 'rocketmq') },
   // Java system property: the ACL file, relative to rocketmqHome unless absolute.
   'rocketmq.acl.plain.file': { type: 'string', default: 'conf/plain_acl.yml' },
+  // ACL 2.0 (5.x AuthConfig, read from broker.conf as Java does): users and ACL policies.
+  authenticationEnabled: { type: 'bool', default: false },
+  authorizationEnabled: { type: 'bool', default: false },
+  // A super user created at start when absent: {"username":"rocketmq","password":"12345678"}.
+  initAuthenticationUser: { type: 'string', default: '' },
+  // Request codes exempt from the checks, comma-separated.
+  authenticationWhitelist: { type: 'string', default: '' },
+  authorizationWhitelist: { type: 'string', default: '' },
+  // Where users and ACLs are kept (ours: auth.json; Java: RocksDB); default {storePathRootDir}/config.
+  authConfigPath: { type: 'string', default: '' },
   // Metrics (Java BrokerConfig): PROM serves Prometheus text on metricsPromExporterHost:Port ('' = all interfaces,
   // as Java). OTLP_GRPC and LOG are not supported (logged, metrics stay off).
   metricsExporterType: { type: 'enum', default: 'DISABLE', values: ['DISABLE', 'OTLP_GRPC', 'PROM', 'LOG'] },
