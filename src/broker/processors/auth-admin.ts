@@ -38,7 +38,8 @@ interface AclInfo {
 const userInfo = (u: User) => ({ password: u.password, userStatus: u.userStatus, userType: u.userType, username: u.username });
 const aclInfo = (a: Acl) => ({
   policies: a.policies.map((p) => ({
-    entries: p.entries.map((e) => ({ actions: e.actions, decision: e.decision, resource: resourceKey(e.resource), sourceIps: e.sourceIps })),
+    // AclConverter: no source IPs = no environment = the field absent (mqadmin prints "null")
+    entries: p.entries.map((e) => ({ actions: e.actions, decision: e.decision, resource: resourceKey(e.resource), sourceIps: e.sourceIps.length ? e.sourceIps : undefined })),
     policyType: p.policyType,
   })),
   subject: a.subject,
