@@ -76,6 +76,13 @@ describe('ACL 1.0 operations', () => {
     expect(await groupLookup('ReloadGroup')).not.toContain(ACL_REMARK);
   });
 
+  it('denies a request whose body it cannot read instead of waving it through', async () => {
+    const req = signRequest(createRequest(RequestCode.HEART_BEAT, {}, Buffer.from('{"consumerDataSet": [')), 'RocketMQUser', '12345678secret');
+    const res = await client.request(server.brokerAddr, req, 5000);
+    expect(res.code).toBe(1);
+    expect(res.remark).toMatch(/^org\.apache\.rocketmq\.acl\.common\.AclException: .+, org\.apache\.rocketmq\.acl\.plain\.PlainAccessValidator\.parse\(PlainAccessValidator\.java:134\)$/);
+  });
+
   it('serves the ACL admin codes to the stock mqadmin 4.9.8', { timeout: 5 * 60_000 }, async () => {
     const admin = { MQADMIN_ACCESS_KEY: 'RocketMQAdmin', MQADMIN_SECRET_KEY: '12345678admin' };
     const mq = async (env: Record<string, string> | undefined, ...args: string[]) => {

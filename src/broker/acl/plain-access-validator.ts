@@ -24,13 +24,14 @@ const ADMIN_CODES = new Set<number>([
 
 export interface AclDenial {
   message: string;
-  /** The Java method and source line of 4.9.8's PlainPermissionManager that throws it. */
+  /** The Java method and source line of 4.9.8 that throws it (PlainPermissionManager unless a class is named). */
   frame: string;
 }
 
 /** What the official broker answers: AclException.toString() and its first stack frame (RemotingHelper.exceptionSimpleDesc). */
 export function denialRemark(d: AclDenial): string {
-  return `org.apache.rocketmq.acl.common.AclException: ${d.message}, org.apache.rocketmq.acl.plain.PlainPermissionManager.${d.frame}`;
+  const frame = d.frame.startsWith('PlainAccessValidator.') ? d.frame : `PlainPermissionManager.${d.frame}`;
+  return `org.apache.rocketmq.acl.common.AclException: ${d.message}, org.apache.rocketmq.acl.plain.${frame}`;
 }
 
 export interface AclState {
@@ -96,6 +97,13 @@ function printResource(res: string): string {
 
 /** Checks one request from `ip` (no port); undefined = allowed. */
 export function validatePlainAccess(state: AclState, req: RemotingCommand, ip: string): AclDenial | undefined {
+  let need: Map<string, number>;
+  try {
+    need = neededResources(req);
+  } catch (err) {
+    // Java parse() (before any check) wraps a body it cannot read in an AclException: denied, never waved through
+    return { message: (err as Error).message, frame: 'PlainAccessValidator.parse(PlainAccessValidator.java:134)' };
+  }
   for (const white of state.globalWhite) if (white(ip)) return undefined;
   const accessKey = req.extFields[ACCESS_KEY];
   if (accessKey === undefined) return { message: 'No accessKey is configured', frame: 'validate(PlainPermissionManager.java:664)' };
@@ -105,7 +113,6 @@ export function validatePlainAccess(state: AclState, req: RemotingCommand, ip: s
   if (calSignature(signedContent(req), owned.secretKey) !== req.extFields[SIGNATURE]) {
     return { message: `Check signature failed for accessKey=${accessKey}`, frame: 'validate(PlainPermissionManager.java:684)' };
   }
-  const need = neededResources(req);
   if (need.get(TRACE_TOPIC) === Perm.PUB) return undefined;
   if (ADMIN_CODES.has(req.code) && !owned.admin) {
     return {

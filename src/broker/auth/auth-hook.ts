@@ -47,7 +47,12 @@ export function authenticate(store: AuthStore, req: RemotingCommand): string | u
 
 /** UserAuthorizationHandler + AclAuthorizationHandler for every resource the request needs. */
 export function authorize(store: AuthStore, req: RemotingCommand, sourceIp: string, clusterName: string): string | undefined {
-  const needs = authzNeeds(req, clusterName);
+  let needs;
+  try {
+    needs = authzNeeds(req, clusterName);
+  } catch {
+    return 'parse authorization context error.'; // DefaultAuthorizationContextBuilder: denied, not waved through
+  }
   if (needs.length === 0) return undefined;
   const username = req.extFields[ACCESS_KEY];
   if (username === undefined) return 'Authorization failed. Please verify your access rights and try again.';
