@@ -94,8 +94,15 @@ export class TlsAcceptor {
       this.handshake(socket, socket, peer, serve);
       return;
     }
-    // permissive: look at the first chunk, then either replay it into TLS or serve the socket plain
+    // permissive: look at the first chunk, then either replay it into TLS or serve the socket plain; a peer that
+    // sends nothing is closed after the handshake timeout (no Connection, and so no idle timer, exists yet)
+    const silent = setTimeout(() => {
+      this.logger.warn({ peer, tlsMode: this.mode }, 'no data from a new connection, closing it');
+      socket.destroy();
+    }, HANDSHAKE_TIMEOUT_MS);
+    socket.once('close', () => clearTimeout(silent));
     socket.once('data', (first: Buffer) => {
+      clearTimeout(silent);
       socket.pause();
       if (first[0] === TLS_HANDSHAKE) {
         this.handshake(replaying(socket, first), socket, peer, serve);
