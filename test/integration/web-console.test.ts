@@ -22,6 +22,7 @@ const GROUP = 'WebGroup';
 const SENT = 40;
 const LATER = 10;
 const IDLE_TOPIC = 'WebIdleTopic';
+let msgId3 = '';
 
 /** PNG width and height from the IHDR chunk. */
 function pngSize(file: string): { width: number; height: number } {
@@ -48,7 +49,8 @@ describe.skipIf(!HAVE_CHROMIUM)('admin web page in headless chromium', () => {
     const send = async (i: number) => {
       const m = new Message(TOPIC, 'T', `web message ${i}`);
       m.keys = [`web-key-${i}`];
-      await producer.send(m);
+      const res = await producer.send(m);
+      if (i === 3) msgId3 = res.msgId;
     };
     for (let i = 0; i < SENT; i++) await send(i);
     // a consumer takes all and commits (closing commits)
@@ -147,6 +149,12 @@ describe.skipIf(!HAVE_CHROMIUM)('admin web page in headless chromium', () => {
     const row = await page.textContent('#messages tbody tr');
     expect(row).toContain('web message 7');
     expect(row).toContain('web-key-7');
+    // by the id the producer got back (ali-ons: the broker's offset msgId, as mqadmin queryMsgById takes it)
+    await page.fill('#lookup input[name="key"]', '');
+    await page.fill('#lookup input[name="id"]', msgId3);
+    await page.click('#lookup button');
+    await page.waitForFunction(() => document.querySelector('#messages tbody')?.textContent?.includes('web message 3'));
+    expect(await page.textContent('#lookup-status')).toBe('1 message(s) found');
     expect(Number(await page.textContent('#put-total'))).toBeGreaterThanOrEqual(SENT);
     expect(Number(await page.textContent('#get-total'))).toBeGreaterThanOrEqual(SENT);
     expect((await page.getAttribute('#line-in', 'points'))?.split(' ').length).toBeGreaterThan(1);
