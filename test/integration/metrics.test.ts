@@ -87,6 +87,7 @@ describe('Prometheus metrics', () => {
     expect(sum(s, 'rocketmq_message_size_sum', {})).toBe(bytesIn);
     expect(sum(s, 'rocketmq_rpc_latency_milliseconds_count', { protocol_type: 'remoting', request_code: 'send_message_v2', response_code: 'success', result: 'success' })).toBe(sentA + sentB);
     expect(sum(s, 'rocketmq_topic_number', {})).toBeGreaterThanOrEqual(2);
+    expect(sum(s, 'rocketmq_storage_size_bytes', { storage_type: 'local', storage_medium: 'disk' })).toBeGreaterThan(bytesIn);
 
     // consume topic A: messages out equal what the consumer got; the lag drains to 0 once offsets are committed
     const consumer = onsConsumer(server.namesrvAddr, 'MetricsGroup');

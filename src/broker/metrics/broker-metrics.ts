@@ -2,6 +2,7 @@
 // BrokerMetricsConstant, remoting/metrics/RemotingMetricsManager), so dashboards built for it work unchanged:
 // messages and bytes in/out, message size, RPC latency per request/response code, consumer lag, connections,
 // topic / group counts, broker permission. Exposed by metrics-server.ts when metricsExporterType=PROM.
+import fs from 'node:fs';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
@@ -91,6 +92,15 @@ export class BrokerMetrics implements BrokerMetricsSink {
       for (const group of ctx.consumerManager.groupNames()) {
         const n = ctx.consumerManager.getConsumerGroupInfo(group)?.channels.size ?? 0;
         if (n > 0) this.set({ consumer_group: group, protocol_type: 'remoting' }, n);
+      }
+    } });
+    // Java DefaultStoreMetricsManager: used bytes of the partition holding storePathRootDir
+    new Gauge({ name: 'rocketmq_storage_size_bytes', help: 'Broker storage size', labelNames: labels('storage_type', 'storage_medium'), registers: [r], async collect() {
+      try {
+        const st = await fs.promises.statfs(cfg.storePathRootDir);
+        this.set({ storage_type: 'local', storage_medium: 'disk' }, (st.blocks - st.bfree) * st.bsize);
+      } catch {
+        // directory gone: no sample, as Java skips it
       }
     } });
     new Gauge({ name: 'rocketmq_producer_connections', help: 'Producer connections', labelNames: labels('protocol_type'), registers: [r], collect() {
