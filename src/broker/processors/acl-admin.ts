@@ -9,6 +9,16 @@ import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { PlainAclManager } from '../acl/plain-acl-manager.js';
 import type { BrokerContext } from '../context.js';
 
+/**
+ * 4.9.x ResponseCode values for the ACL admin failures. Kept here, not in the shared table: 5.x reuses 209-211 for
+ * POLLING_FULL, POLLING_TIMEOUT and BROKER_NOT_EXIST.
+ */
+const AclResponse = {
+  UPDATE_AND_CREATE_ACL_CONFIG_FAILED: 209,
+  DELETE_ACL_CONFIG_FAILED: 210,
+  UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED: 211,
+} as const;
+
 /** Java UtilAll.split: null stays null, blank is empty. */
 function splitList(s: string | undefined): string[] | undefined {
   if (s === undefined) return undefined;
@@ -31,7 +41,7 @@ export function aclAdminProcessors(ctx: BrokerContext, acl: PlainAclManager | un
       }
     };
 
-  const update = guard(ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, async (acl, req) => {
+  const update = guard(AclResponse.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, async (acl, req) => {
     const h = new HeaderReader(req.extFields);
     await acl.updateAccessConfig({
       accessKey: h.str('accessKey'),
@@ -46,13 +56,13 @@ export function aclAdminProcessors(ctx: BrokerContext, acl: PlainAclManager | un
     return createResponse(ResponseCode.SUCCESS);
   });
 
-  const del = guard(ResponseCode.DELETE_ACL_CONFIG_FAILED, async (acl, req) => {
+  const del = guard(AclResponse.DELETE_ACL_CONFIG_FAILED, async (acl, req) => {
     const accessKey = new HeaderReader(req.extFields).str('accessKey');
     if (await acl.deleteAccessConfig(accessKey)) return createResponse(ResponseCode.SUCCESS);
-    return createResponse(ResponseCode.DELETE_ACL_CONFIG_FAILED, `The accesskey[${accessKey}] corresponding to accessConfig has been deleted failed.`);
+    return createResponse(AclResponse.DELETE_ACL_CONFIG_FAILED, `The accesskey[${accessKey}] corresponding to accessConfig has been deleted failed.`);
   });
 
-  const white = guard(ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, async (acl, req) => {
+  const white = guard(AclResponse.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, async (acl, req) => {
     const h = new HeaderReader(req.extFields);
     await acl.updateGlobalWhiteAddrs(splitList(h.str('globalWhiteAddrs')) ?? []);
     return createResponse(ResponseCode.SUCCESS);
