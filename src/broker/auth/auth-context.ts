@@ -18,7 +18,10 @@ const group = (name: string | undefined): Resource => ({ type: 'Group', name: na
 const isRetry = (t: string | undefined) => t?.startsWith(RETRY) === true;
 const blank = (s: string | undefined) => s === undefined || s.trim() === '';
 
-/** code → [actions, resource fields (type, header field), cluster resource when no field is set]. */
+/** 5.x POP request codes (RequestCode.POP_MESSAGE ...; BATCH_ACK_MESSAGE has no annotated header, so no check). */
+const POP = { POP_MESSAGE: 200050, ACK_MESSAGE: 200051, PEEK_MESSAGE: 200052, CHANGE_MESSAGE_INVISIBLETIME: 200053, NOTIFICATION: 200054, POLLING_INFO: 200055 } as const;
+
+/** code → [actions, resource fields (type, header field) in the header class's declaration order, cluster resource when no field is set]. */
 type Annotated = { actions: Action[]; fields: Array<['Topic' | 'Group', string]>; cluster?: boolean };
 const ANNOTATED = new Map<number, Annotated>([
   [RequestCode.UPDATE_AND_CREATE_TOPIC, { actions: ['Create'], fields: [['Topic', 'topic']] }],
@@ -42,6 +45,12 @@ const ANNOTATED = new Map<number, Annotated>([
   [RequestCode.QUERY_TOPICS_BY_CONSUMER, { actions: ['Get'], fields: [['Group', 'group']] }],
   [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { actions: ['Get'], fields: [['Group', 'group']] }],
   [RequestCode.GET_BROKER_CONSUME_STATS, { actions: ['Get'], fields: [], cluster: true }],
+  [POP.POP_MESSAGE, { actions: ['Sub'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],
+  [POP.ACK_MESSAGE, { actions: ['Sub'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],
+  [POP.CHANGE_MESSAGE_INVISIBLETIME, { actions: ['Sub'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],
+  [POP.PEEK_MESSAGE, { actions: ['Sub'], fields: [['Topic', 'topic'], ['Group', 'consumerGroup']] }],
+  [POP.NOTIFICATION, { actions: ['Sub'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],
+  [POP.POLLING_INFO, { actions: ['Get'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],
   [RequestCode.AUTH_CREATE_USER, { actions: ['Update'], fields: [], cluster: true }],
   [RequestCode.AUTH_UPDATE_USER, { actions: ['Update'], fields: [], cluster: true }],
   [RequestCode.AUTH_DELETE_USER, { actions: ['Update'], fields: [], cluster: true }],
