@@ -159,8 +159,6 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const auth = setupAuth(config, log.child({ component: 'auth' }));
   processorTables.push(authAdminProcessors(ctx, auth?.store));
   for (const table of processorTables) dispatcher.registerTable(table);
-  if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
-  if (auth) dispatcher.addHook(auth.hook);
   let metrics: BrokerMetrics | undefined;
   let metricsServer: import('node:http').Server | undefined;
   let webConsole: WebConsole | undefined;
@@ -171,6 +169,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   } else if (config.metricsExporterType !== 'DISABLE') {
     log.warn({ metricsExporterType: config.metricsExporterType }, 'metrics exporter not supported (only PROM); metrics are off');
   }
+  // access control after the metrics hook, so refused requests are timed and counted too (NO_PERMISSION ...)
+  if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
+  if (auth) dispatcher.addHook(auth.hook);
 
   let started = false;
 
