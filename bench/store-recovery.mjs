@@ -82,6 +82,13 @@ function startServer(storeDir, mode, extra = []) {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop();
       for (const line of lines) {
+        if (line.includes('recovering commit log')) {
+          // the server's own progress (percent and rate) while it re-reads and re-dispatches
+          try {
+            const p = JSON.parse(line);
+            log(`    server recovering: ${p.percent}% of the files (${p.ofMiB} MiB, the last one not full), ${p.MiBps} MiB/s, ${p.records} records`);
+          } catch { /* ignore */ }
+        }
         if (line.includes('message store: recovered')) {
           try { s.recovery = JSON.parse(line); } catch { /* ignore */ }
         }
@@ -170,10 +177,12 @@ async function recoveryBench() {
   try {
     await createTopic(client, server.brokerAddr);
     let lastReport = performance.now();
+    const fillStart = lastReport;
     const fill = await sendLoad(client, server.brokerAddr, body, INFLIGHT, (ok) => {
       if (performance.now() - lastReport > 5000) {
         lastReport = performance.now();
-        log(`  ${ok}/${target} sent`);
+        const secs = (lastReport - fillStart) / 1000;
+        log(`  ${ok}/${target} sent (${((ok * 100) / target).toFixed(0)}%, ${(ok / secs).toFixed(0)} msg/s, ${mib((ok * BODY) / secs)} MiB/s)`);
       }
       return ok >= target;
     });

@@ -11,6 +11,8 @@
 //            --quick (no restart phases, quietMs=500)  --keep (keep temp stores)  --java4=4.9.8 --java5=5.5.0
 //            --store=clean|all|off (store moves with each official version, compat/store-compat.mjs: rows
 //              store:official-V→ours, store:ours→official-V; all = also the kill -9 variants; default clean)
+//            (each official version also gets an access-control comparison: acl1:same-outcomes for 4.9.x,
+//              acl2:same-outcomes for 5.x, compat/acl-official.mjs / acl2-official.mjs; skipped with --quick)
 //            --side=false (no extra servers: no noAutoCreate scenarios, no diff)  --diff=false (no differential
 //              probe)  --side-only (only the extra servers)
 //
@@ -513,6 +515,7 @@ async function main() {
 
   if (!interrupted) await runStoreMoves({ opts, javaClients, results, logDir, tmp, timed });
   if (!interrupted) await runRetentionDiff({ opts, javaClients, results, logDir, timed });
+  if (!interrupted) await runAclDiff({ opts, javaClients, results, logDir, timed });
 
   if (opts.keep) progress(`stores kept in ${tmp}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
@@ -754,6 +757,36 @@ async function runRetentionDiff({ opts, javaClients, results, logDir, timed }) {
   }
 }
 
+/**
+ * Access control side by side, per official version: 4.9.x → ACL 1.0 (compat/acl-official.mjs: plain_acl.yml, Java
+ * 4.9.8 AclTest + Go TestAclCredentials), 5.x → ACL 2.0 (compat/acl2-official.mjs: users and ACLs set up by mqadmin
+ * 5.3.3, Java 5.x Acl2Test). Each starts the official broker and ours with the same setup and passes when every
+ * request's outcome (allowed / denied code remark) is the same on both. Rows acl1:same-outcomes, acl2:same-outcomes.
+ */
+async function runAclDiff({ opts, javaClients, results, logDir, timed }) {
+  const versions = opts.servers.filter((s) => s.kind === 'official').map((s) => s.version);
+  if (!versions.length || !javaClients.length) return;
+  for (const version of versions) {
+    const v5 = !version.startsWith('4.');
+    const name = v5 ? 'acl2:same-outcomes' : 'acl1:same-outcomes';
+    const client = v5 ? (javaClients.find((c) => c.version.startsWith('5.')) ?? javaClients[0]).version : '4.9.8';
+    const col = `java ${javaClients[0].version} × official-${version}`;
+    results.expect('acl', name);
+    if (opts.quick) {
+      results.record('acl', name, col, 'SKIP', '--quick: ACL comparison not run');
+      continue;
+    }
+    const script = path.join(COMPAT, v5 ? 'acl2-official.mjs' : 'acl-official.mjs');
+    const args = [script, `--official-version=${version}`, ...(v5 ? [`--client=${client}`] : [])];
+    progress(`ACL comparison: node ${path.relative(ROOT, script)} ${args.slice(1).join(' ')}`);
+    const t = Date.now();
+    const r = await timed(`ACL comparison ${version}`, () => run(process.execPath, args, { logFile: path.join(logDir, `acl-${version}.log`) }));
+    const seconds = +((Date.now() - t) / 1000).toFixed(1);
+    if (r.code === 0) results.record('acl', name, col, 'PASS', '', seconds);
+    else results.record('acl', name, col, 'FAIL', `exit ${r.code}${lastWords(r.output)}`, seconds);
+  }
+}
+
 async function runMqadmin(results, c, logDir, timed) {
   const out = path.join(logDir, 'mqadmin-vitest.json');
   progress(`${c}: vitest run ${MQADMIN_TEST}`);
@@ -786,7 +819,7 @@ async function runMqadmin(results, c, logDir, timed) {
 
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'mqadmin', 'store', 'retention'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'mqadmin', 'store', 'retention', 'acl'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));

@@ -17,11 +17,12 @@ function addServerCommand(name: RunMode, description: string): void {
     .description(description)
     .option('-c, --config <file>', 'properties file (broker.conf / namesrv properties)')
     .option('-n, --namesrvAddr <addrs>', 'nameserver address(es), `;`-separated')
+    .option('--pretty', 'human-readable log lines instead of JSON (the default when stderr is a terminal)')
     .allowUnknownOption(true)
     .allowExcessArguments(true)
     .helpOption('-h, --help', 'show help; config keys are given as --key=value, e.g. --listenPort=20911')
-    .action(async (opts: { config?: string; namesrvAddr?: string }, cmd: Command) => {
-      const logger = createLogger();
+    .action(async (opts: { config?: string; namesrvAddr?: string; pretty?: boolean }, cmd: Command) => {
+      const logger = createLogger(undefined, { pretty: opts.pretty ?? process.stderr.isTTY === true });
       try {
         const running = await runCommand(name, { configFile: opts.config, namesrvAddr: opts.namesrvAddr, extraArgs: cmd.args }, logger);
         let stopping = false;

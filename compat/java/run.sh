@@ -7,7 +7,7 @@
 #   all (default)            every scenario except the restart phases (tag "restart") and the store-move
 #                            phases (tag "storecompat", run by compat/store-compat.mjs), the differential probe
 #                            (tag "diff") and autoCreateTopicEnable=false scenarios (tag "noAutoCreate"), both run by
-#                            compat/runner.mjs on extra servers
+#                            compat/runner.mjs on extra servers; tag "acl" (AclTest) needs an ACL-enabled broker
 #   ClassName                e.g. SendConsumeTest
 #   ClassName#method         e.g. SendConsumeTest#tagFilterAorC
 #   method                   e.g. tagFilterAorC (class found by name)
@@ -70,6 +70,7 @@ if [ "$FILTER" = list ]; then
     grep -q '@Tag("storecompat")' "$f" && tag="   [storecompat: compat/store-compat.mjs runs it, -Dphase=produce|consume -DstateFile=F]"
     grep -q '@Tag("diff")' "$f" && tag="   [diff: needs -DdiffOut=F; compat/runner.mjs compares ours with official]"
     grep -q '@Tag("noAutoCreate")' "$f" && tag="   [noAutoCreate: needs a broker with autoCreateTopicEnable=false]"
+    grep -q '@Tag("acl")' "$f" && tag="   [acl: needs a broker with aclEnable=true and compat/acl/plain_acl.yml]"
     # only @Test methods: a scenario class may have helper methods with the same shape
     awk -v c="$c" -v tag="$tag" '/@Test/ {t=1; next} t && match($0, /void [a-zA-Z0-9]+\(\)/) {m=substr($0, RSTART+5, RLENGTH-7); print c "#" m tag; t=0; next} /^[[:space:]]*(public|private|protected|void|static)/ {t=0}' "$f"
   done
@@ -80,7 +81,7 @@ SEL=()
 IFS=',' read -r -a parts <<< "$FILTER"
 for f in "${parts[@]}"; do
   case "$f" in
-    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat --exclude-tag diff --exclude-tag noAutoCreate) ;;
+    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat --exclude-tag diff --exclude-tag noAutoCreate --exclude-tag acl --exclude-tag acl2) ;;
     restart) SEL+=(--scan-classpath "$CLASSES" --include-tag restart) ;;
     tag:*) SEL+=(--scan-classpath "$CLASSES" --include-tag "${f#tag:}") ;;
     *#*)

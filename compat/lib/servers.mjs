@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const COMPAT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const ROOT = path.resolve(COMPAT, '..');
+export const ROOT = path.resolve(COMPAT, '..');
 const OFFICIAL = path.join(COMPAT, 'official/official.sh');
 
 // ------------------------------------------------------------------ processes
@@ -207,10 +207,11 @@ export class OursServer {
  * and log, `extra` are more broker.properties lines (OFFICIAL_BROKER_EXTRA).
  */
 export class OfficialServer {
-  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '' } = {}) {
+  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '', env = {} } = {}) {
     this.version = version;
     this.label = `official-${version}`;
     this.extra = extra;
+    this.env = env;
     this.store = path.join(tmp, `store-${name}`);
     this.logFile = path.join(logDir, `server-${name}.log`);
     this.started = false;
@@ -227,7 +228,7 @@ export class OfficialServer {
     if (!this.ports) this.ports = await pickPorts();
     fs.mkdirSync(this.store, { recursive: true });
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
-      { logFile: this.logFile, env: this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {} });
+      { logFile: this.logFile, env: { ...this.env, ...(this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {}) } });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
       throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     }

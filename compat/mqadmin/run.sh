@@ -9,7 +9,8 @@
 #
 # Env: MQADMIN_VERSION (default 4.9.8; 5.3.3 works too), MQADMIN_KEEP_TMP=1 (keep the temp home with the
 #      tools/client logs and print its path), MQADMIN_JAVA_OPTS (extra JVM flags), MQADMIN_FAST_EXIT=0 (see below),
-#      MQADMIN_CDS=0 (no class-data-sharing archive; see below).
+#      MQADMIN_CDS=0 (no class-data-sharing archive; see below), MQADMIN_ACCESS_KEY / MQADMIN_SECRET_KEY (ACL
+#      credentials, written to the temp home's conf/tools.yml, which mqadmin reads).
 # Fast exit: mqadmin's Netty client shuts down gracefully (2 s quiet period per event loop group), which keeps the
 # JVM alive ~3 s after the command has printed everything. By default a 10-line launcher (compiled once into the
 # cache) calls MQAdminStartup.main(args) unchanged and then exits the JVM; MQADMIN_FAST_EXIT=0 runs
@@ -162,6 +163,11 @@ cat > "$TMP/conf/logback_tools.xml" <<EOF
   <root level="INFO"><appender-ref ref="FILE"/></root>
 </configuration>
 EOF
+
+# ACL: mqadmin (4.9.x and 5.x) signs its requests with the accessKey/secretKey of $ROCKETMQ_HOME/conf/tools.yml.
+if [ -n "${MQADMIN_ACCESS_KEY:-}" ]; then
+  printf 'accessKey: %s\nsecretKey: %s\n' "$MQADMIN_ACCESS_KEY" "${MQADMIN_SECRET_KEY:-}" > "$TMP/conf/tools.yml"
+fi
 
 # A short-lived CLI: small heap, C1 only, no shared perf file.
 JAVA_OPTS=(-Xms32m -Xmx192m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+PerfDisableSharedMem

@@ -20,6 +20,7 @@
 #   OFFICIAL_PROXY_EXTRA (extra rmq-proxy.json members, e.g. '"enableBatchAck":true').
 # The proxy's jars (rocketmq-proxy and its runtime dependencies) go to compat/.cache/official-<version>/proxy-lib.
 # Proxy ports bind 0.0.0.0 (no bind option in 5.3.3): use ports below 32768 and dial 127.0.0.1.
+#   OFFICIAL_ACL_FILE (copied to the broker's conf/plain_acl.yml; with OFFICIAL_BROKER_EXTRA=aclEnable=true).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -228,6 +229,8 @@ cmd_start() {
   write_logback "$home/conf/logback_namesrv.xml" "$logs/namesrv.log"
   write_logback "$home/conf/logback_broker.xml" "$logs/broker.log"
   echo "$v" > "$store/official.version"
+  # ACL 1.0 (4.9.x): the broker reads $home/conf/plain_acl.yml when OFFICIAL_BROKER_EXTRA has aclEnable=true
+  if [ -n "${OFFICIAL_ACL_FILE:-}" ]; then cp "$OFFICIAL_ACL_FILE" "$home/conf/plain_acl.yml"; fi
 
   cat > "$home/conf/namesrv.properties" <<EOF
 listenPort=$nsport

@@ -1,16 +1,26 @@
-import { type BrokerConfig, pick } from '../common/config.js';
+import path from 'node:path';
+import { type BrokerConfig, ConfigError, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
+import { TlsAcceptor, clientTlsOptions, createServerTlsContext } from '../remoting/tls.js';
 import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/index.js';
 import { ConsumerManager } from './client/consumer-manager.js';
 import { ProducerManager } from './client/producer-manager.js';
 import { RebalanceLockManager } from './client/rebalance-lock-manager.js';
 import type { BrokerContext, BrokerStats } from './context.js';
 import { PullRequestHoldService } from './long-polling/pull-request-hold-service.js';
+import { plainAclHook } from './acl/acl-hook.js';
+import { setupAuth } from './auth/auth-setup.js';
+import { PlainAclManager } from './acl/plain-acl-manager.js';
+import { BrokerMetrics } from './metrics/broker-metrics.js';
+import { metricsHandler, rpcMetricsHook, startHttpEndpoint } from './metrics/metrics-server.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
+import { type WebConsole, startWebConsole } from './web/console-server.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import { aclAdminProcessors } from './processors/acl-admin.js';
+import { authAdminProcessors } from './processors/auth-admin.js';
 import { adminBrokerProcessors } from './processors/admin-broker.js';
 import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
 import { adminGroupProcessors } from './processors/admin-group.js';
@@ -50,14 +60,23 @@ export interface Broker {
   readonly context: BrokerContext;
   /** POP consumption (pop, ack, change invisible time, dead letters), for every transport. */
   readonly pop: PopService;
+  /** ACL 1.0 state when aclEnable is on. */
+  readonly acl: PlainAclManager | undefined;
+  /** The Prometheus endpoint's port when metricsExporterType=PROM. */
+  metricsPort(): number | undefined;
+  /** The admin web page's port when adminWebPort >= 0. */
+  webConsolePort(): number | undefined;
 }
+
+/** How often the ACL file is checked for changes (Java AclFileWatchService compares digests on a timer too). */
+const ACL_FILE_WATCH_INTERVAL_MS = 1000;
 
 /** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
 export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const log = logger.child({ component: 'broker' });
   const dispatcher = new RequestDispatcher(log);
   const server = new RemotingServer(log, dispatcher);
-  const client = new RemotingClient(log);
+  const client = new RemotingClient(log, undefined, clientTlsOptions(config));
   let boundPort = config.listenPort;
   // Asked on every send (the stored storeHost): one string per (ip, port), not a new one per call.
   let addrCache = { ip: '', port: -1, addr: '' };
@@ -151,18 +170,57 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     adminConsumerRelayProcessors(ctx),
     adminBrokerProcessors(ctx),
   ];
+  const aclFile = path.resolve(config.rocketmqHome, config['rocketmq.acl.plain.file']);
+  const acl = config.aclEnable ? new PlainAclManager(aclFile, log.child({ component: 'acl' })) : undefined;
+  processorTables.push(aclAdminProcessors(ctx, acl));
+  const auth = setupAuth(config, log.child({ component: 'auth' }));
+  processorTables.push(authAdminProcessors(ctx, auth?.store));
   for (const table of processorTables) dispatcher.registerTable(table);
+  let metrics: BrokerMetrics | undefined;
+  let metricsServer: import('node:http').Server | undefined;
+  let webConsole: WebConsole | undefined;
+  if (config.metricsExporterType === 'PROM') {
+    metrics = new BrokerMetrics(ctx);
+    stats.metrics = metrics;
+    dispatcher.addHook(rpcMetricsHook(metrics));
+  } else if (config.metricsExporterType !== 'DISABLE') {
+    log.warn({ metricsExporterType: config.metricsExporterType }, 'metrics exporter not supported (only PROM); metrics are off');
+  }
+  // access control after the metrics hook, so refused requests are timed and counted too (NO_PERMISSION ...)
+  if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
+  if (auth) dispatcher.addHook(auth.hook);
 
   let started = false;
 
   return {
     context: ctx,
     pop,
+    acl,
+    webConsolePort: () => webConsole?.port,
+    metricsPort: () => (metricsServer?.address() as import('node:net').AddressInfo | null)?.port,
     brokerAddr,
     get port() {
       return boundPort;
     },
     async start() {
+      if (acl) {
+        try {
+          acl.load();
+        } catch (err) {
+          throw new ConfigError(`aclEnable: ${aclFile}: ${(err as Error).message}`);
+        }
+        acl.watch(ACL_FILE_WATCH_INTERVAL_MS);
+      }
+      await auth?.start();
+      // bound first: a port in use stops start-up before the store opens
+      if (metrics) {
+        metricsServer = await startHttpEndpoint(
+          { portKey: 'metricsPromExporterPort', host: config.metricsPromExporterHost, port: config.metricsPromExporterPort },
+          metricsHandler(metrics.registry),
+          log,
+        );
+        log.info({ addr: metricsServer.address() }, 'Prometheus metrics endpoint listening');
+      }
       topicConfigManager.load();
       subscriptionGroupManager.load();
       consumerOffsetManager.load();
@@ -182,11 +240,14 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
       pop.start();
       topicConfigManager.persist();
+      const tlsMode = config['tls.server.mode'];
+      if (tlsMode !== 'disabled') server.useTls(new TlsAcceptor(tlsMode, createServerTlsContext(config), config, log));
       boundPort = await server.listen(config.listenPort);
       if (config.listenPort > 2 && config.fastListenPort !== -1) {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
+      if (config.adminWebPort >= 0) webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       await registration.start();
@@ -204,6 +265,10 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       consumerManager.shutdown();
       await server.close();
       await client.close();
+      await acl?.close();
+      await auth?.store.close();
+      if (metricsServer) await new Promise((r) => metricsServer!.close(r));
+      await webConsole?.close();
       await consumerOffsetManager.close();
       await assignments.modes.saved();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file

@@ -43,4 +43,13 @@ export interface BrokerStats {
   msgGetTotal: number;
   /** Per-topic puts and their rate over the last minute (5.x topicPutTps). */
   topicPuts: TopicPutStats;
+  /** Prometheus metrics (metricsExporterType=PROM); absent when off. */
+  metrics?: BrokerMetricsSink;
+}
+
+/** What the send and pull paths report to the metrics (Java BrokerMetricsManager counters). */
+export interface BrokerMetricsSink {
+  /** A stored send: the producer's properties string decides message_type. */
+  messagesStored(topic: string, properties: string, count: number, wroteBytes: number): void;
+  messagesPulled(topic: string, group: string, count: number, bytes: number): void;
 }

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import type { Logger } from '../common/logger.js';
+import { TLS_SCHEMA } from '../remoting/tls.js';
 import {
   BROKER_SCHEMA,
   type BrokerConfig,
@@ -42,6 +44,25 @@ export function parseKeyValueArgs(args: string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * Java TlsHelper: with TLS on, the tls.server.* keys may come from `tls.config.file` (default
+ * /etc/rocketmq/tls.properties, read only if it exists); keys set elsewhere win.
+ */
+function addTlsConfigFile(settings: Record<string, string>): void {
+  const mode = settings['tls.server.mode'] ?? TLS_SCHEMA['tls.server.mode'].default;
+  if (mode === 'disabled') return;
+  const explicit = settings['tls.config.file'];
+  const file = expandHome(explicit ?? TLS_SCHEMA['tls.config.file'].default);
+  if (explicit === undefined && !fs.existsSync(file)) return;
+  let fromFile: Record<string, string>;
+  try {
+    fromFile = readPropertiesFile(file);
+  } catch (err) {
+    throw new ConfigError(`tls.config.file: ${(err as Error).message}`);
+  }
+  for (const [k, v] of Object.entries(fromFile)) if (k.startsWith('tls.server.') && k !== 'tls.server.mode') settings[k] ??= v;
+}
+
 /** Builds the configs from (lowest first) defaults, the -c file, -n, then --key=value flags. */
 export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): { broker: BrokerConfig; namesrv: NamesrvConfig } {
   const fileSettings = opts.configFile ? readPropertiesFile(opts.configFile) : {};
@@ -49,8 +70,14 @@ export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): {
   const namesrvPortFlag = flagSettings.namesrvPort;
   delete flagSettings.namesrvPort;
   if (namesrvPortFlag !== undefined && mode !== 'start') throw new ConfigError('namesrvPort: only `rmq start` takes --namesrvPort');
-  const settings = { ...fileSettings, ...flagSettings };
+  const settings: Record<string, string> = { ...fileSettings, ...flagSettings };
   if (opts.namesrvAddr !== undefined) settings.namesrvAddr = opts.namesrvAddr;
+  // Java's field name TlsSystemConfig.tlsMode for the tls.server.mode property
+  if (settings.tlsMode !== undefined) {
+    settings['tls.server.mode'] ??= settings.tlsMode;
+    delete settings.tlsMode;
+  }
+  addTlsConfigFile(settings);
 
   const broker = defaults(BROKER_SCHEMA);
   const namesrv = defaults(NAMESRV_SCHEMA);
@@ -62,6 +89,11 @@ export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): {
     if (unknown.length) logger.warn({ keys: unknown }, 'ignoring unknown broker config keys');
     if (mode === 'start') {
       if (namesrvPortFlag !== undefined) applySettings(NAMESRV_SCHEMA, namesrv, { listenPort: namesrvPortFlag });
+      // one process, one TLS setting: the embedded nameserver serves like the broker, and the broker registers with
+      // it over TLS when it refuses plain peers
+      const tlsSettings = Object.fromEntries(Object.entries(settings).filter(([k]) => k.startsWith('tls.server.')));
+      applySettings(NAMESRV_SCHEMA, namesrv, tlsSettings);
+      if (namesrv['tls.server.mode'] === 'enforcing' && settings['tls.enable'] === undefined) broker['tls.enable'] = true;
       if (!broker.namesrvAddr) broker.namesrvAddr = `127.0.0.1:${namesrv.listenPort}`;
     }
     parseMessageDelayLevel(broker.messageDelayLevel); // a bad ladder is a config error (exit 2), found before anything starts

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { TLS_SCHEMA } from '../remoting/tls.js';
 import { STORE_SCHEMA } from '../store/index.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
@@ -72,10 +73,34 @@ const BROKER_OWN_SCHEMA = {
   defaultMessageRequestMode: { type: 'enum', default: 'PULL', values: ['PULL', 'POP'], live: true },
   defaultPopShareQueueNum: { type: 'int', default: -1, live: true },
   serverLoadBalancerEnable: { type: 'bool', default: true, live: true },
+  // ACL 1.0 (4.x, Java BrokerConfig.aclEnable): every request is checked against {rocketmqHome}/{rocketmq.acl.plain.file}.
+  aclEnable: { type: 'bool', default: false },
+  // Java: -Drocketmq.home.dir / ROCKETMQ_HOME.
+  rocketmqHome: { type: 'string', default: process.env.ROCKETMQ_HOME ?? path.join(home, 'rocketmq') },
+  // Java system property: the ACL file, relative to rocketmqHome unless absolute.
+  'rocketmq.acl.plain.file': { type: 'string', default: 'conf/plain_acl.yml' },
+  // ACL 2.0 (5.x AuthConfig, read from broker.conf as Java does): users and ACL policies.
+  authenticationEnabled: { type: 'bool', default: false },
+  authorizationEnabled: { type: 'bool', default: false },
+  // A super user created at start when absent: {"username":"rocketmq","password":"12345678"}.
+  initAuthenticationUser: { type: 'string', default: '' },
+  // Request codes exempt from the checks, comma-separated.
+  authenticationWhitelist: { type: 'string', default: '' },
+  authorizationWhitelist: { type: 'string', default: '' },
+  // Where users and ACLs are kept (ours: auth.json; Java: RocksDB); default {storePathRootDir}/config.
+  authConfigPath: { type: 'string', default: '' },
+  // Metrics (Java BrokerConfig): PROM serves Prometheus text on metricsPromExporterHost:Port ('' = all interfaces,
+  // as Java). OTLP_GRPC and LOG are not supported (logged, metrics stay off).
+  metricsExporterType: { type: 'enum', default: 'DISABLE', values: ['DISABLE', 'OTLP_GRPC', 'PROM', 'LOG'] },
+  metricsPromExporterHost: { type: 'string', default: '' },
+  metricsPromExporterPort: { type: 'int', default: 5557, min: 0, max: 65535 },
+  // ours: the admin web page. -1 = off (default); 0 = a free port; bound to adminWebHost.
+  adminWebPort: { type: 'int', default: -1, min: -1, max: 65535 },
+  adminWebHost: { type: 'string', default: '127.0.0.1' },
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own and the store's. */
-export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA } as const satisfies Schema;
+export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...TLS_SCHEMA } as const satisfies Schema;
 
 export const NAMESRV_SCHEMA = {
   listenPort: { type: 'int', default: 9876, min: 0, max: 65535 },
@@ -83,6 +108,7 @@ export const NAMESRV_SCHEMA = {
   scanNotActiveBrokerInterval: { type: 'int', default: 5000, min: 100 },
   brokerChannelExpiredTime: { type: 'int', default: 120000, min: 1000 },
   orderMessageEnable: { type: 'bool', default: false },
+  ...TLS_SCHEMA,
 } as const satisfies Schema;
 
 export type BrokerConfig = ConfigOf<typeof BROKER_SCHEMA>;

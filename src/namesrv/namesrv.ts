@@ -3,6 +3,7 @@ import { type NamesrvConfig, expandHome } from '../common/config.js';
 import type { ConnectionLimits } from '../remoting/connection.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
+import { TlsAcceptor, createServerTlsContext } from '../remoting/tls.js';
 import type { NamesrvContext } from './context.js';
 import { KvConfigManager } from './kv-config-manager.js';
 import { brokerRegistrationProcessors } from './processors/broker-registration.js';
@@ -72,6 +73,8 @@ export function createNamesrv(config: NamesrvConfig, parentLogger: Logger, optio
       if (started) throw new Error('namesrv already started');
       started = true;
       await kv.load();
+      const tlsMode = config['tls.server.mode'];
+      if (tlsMode !== 'disabled') server.useTls(new TlsAcceptor(tlsMode, createServerTlsContext(config), config, logger));
       const port = await server.listen(config.listenPort, options.host ?? '0.0.0.0');
       // Java: first scan after one interval, then every interval.
       scanTimer = setInterval(() => {

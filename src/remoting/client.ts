@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { RemotingCommand } from './command.js';
 import { Connection, DEFAULT_CONNECTION_LIMITS } from './connection.js';
@@ -11,6 +12,8 @@ export class RemotingClient {
   constructor(
     private readonly logger: Logger,
     private readonly connectTimeoutMs = 3000,
+    /** TLS for every connection (Java TlsSystemConfig.tlsEnable on the client side, e.g. BrokerOuterAPI). */
+    private readonly tlsOptions?: tls.ConnectionOptions,
   ) {}
 
   async request(addr: string, cmd: RemotingCommand, timeoutMs: number): Promise<RemotingCommand> {
@@ -31,7 +34,7 @@ export class RemotingClient {
     const host = addr.slice(0, idx);
     const port = Number(addr.slice(idx + 1));
     const p = new Promise<Connection>((resolve, reject) => {
-      const socket = net.connect({ host, port });
+      const socket = this.tlsOptions ? tls.connect({ ...this.tlsOptions, host, port }) : net.connect({ host, port });
       const timer = setTimeout(() => {
         socket.destroy();
         reject(new Error(`connect to ${addr} timed out`));
@@ -40,7 +43,7 @@ export class RemotingClient {
         clearTimeout(timer);
         reject(err);
       });
-      socket.once('connect', () => {
+      socket.once(this.tlsOptions ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         const conn = new Connection(
           socket,

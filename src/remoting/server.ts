@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { type RemotingCommand, isOneway } from './command.js';
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from './connection.js';
 import type { RequestDispatcher } from './dispatcher.js';
+import type { TlsAcceptor } from './tls.js';
 
 /** The TCP transport: accepts connections, hands their requests to a RequestDispatcher, writes the answers. */
 export class RemotingServer {
@@ -10,12 +11,18 @@ export class RemotingServer {
   private readonly connectionListeners: Array<(c: Connection) => void> = [];
   private server: net.Server | undefined;
   private readonly extraServers: net.Server[] = [];
+  private tls: TlsAcceptor | undefined;
 
   constructor(
     private readonly logger: Logger,
     readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {}
+
+  /** TLS on every port this server listens on (tls.server.mode permissive / enforcing); before listen(). */
+  useTls(acceptor: TlsAcceptor): void {
+    this.tls = acceptor;
+  }
 
   onConnection(listener: (c: Connection) => void): void {
     this.connectionListeners.push(listener);
@@ -57,6 +64,11 @@ export class RemotingServer {
   }
 
   private accept(socket: net.Socket): void {
+    if (this.tls) this.tls.accept(socket, (s) => this.serve(s));
+    else this.serve(socket);
+  }
+
+  private serve(socket: net.Socket): void {
     const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits);
     this.connections.add(conn);
     conn.onClose((c) => this.connections.delete(c));

@@ -47,7 +47,7 @@ describe('the README config table', () => {
     for (const line of readme.split('\n')) {
       const cells = line.split('|').map((c) => c.trim());
       if (cells.length < 6 || !cells[1].startsWith('`')) continue;
-      const keys = [...cells[1].matchAll(/`(\w+)`/g)].map((m) => m[1]);
+      const keys = [...cells[1].matchAll(/`([\w.]+)`/g)].map((m) => m[1]);
       const live = cells[3].split('/').map((c) => c.trim() === 'live');
       keys.forEach((k, i) => documented.set(k, live.length === 1 ? live[0] : live[i]));
     }
@@ -150,13 +150,19 @@ describe('UPDATE_BROKER_CONFIG on a running broker', () => {
     // The keys whose users read them once at start, checked by hand against the code that uses them.
     const restartOnly = Object.entries(BROKER_SCHEMA).filter(([, spec]) => !('live' in spec && spec.live)).map(([k]) => k).sort();
     expect(restartOnly).toEqual([
-      'brokerClusterName', 'brokerIP1', 'brokerIP2', 'brokerId', 'brokerName', 'brokerRole', 'brokerTopicEnable',
-      'checkCRCOnRecover', 'cleanResourceInterval', 'clusterTopicEnable', 'commitLogTailCacheBytes',
-      'consumeQueueTailCacheEntries', 'defaultTopicQueueNums', 'fastListenPort', 'flushConsumerOffsetInterval',
-      'flushDiskType', 'flushIntervalCommitLog', 'flushIntervalConsumeQueue', 'listenPort', 'mappedFileSizeCommitLog',
-      'mappedFileSizeConsumeQueue', 'maxHashSlotNum', 'maxIndexNum', 'maxMsgsNumBatch', 'messageDelayLevel',
-      'messageIndexEnable', 'messageIndexSafe', 'namesrvAddr', 'recoverScanFileNum', 'registerNameServerPeriod', 'reviveQueueNum',
-      'storePathCommitLog', 'storePathRootDir', 'timerPrecisionMs', 'timerWheelEnable',
+      'aclEnable', 'adminWebHost', 'adminWebPort', 'authConfigPath', 'authenticationEnabled',
+      'authenticationWhitelist', 'authorizationEnabled', 'authorizationWhitelist', 'brokerClusterName', 'brokerIP1',
+      'brokerIP2', 'brokerId', 'brokerName', 'brokerRole', 'brokerTopicEnable', 'checkCRCOnRecover',
+      'cleanResourceInterval', 'clusterTopicEnable', 'commitLogTailCacheBytes', 'consumeQueueTailCacheEntries',
+      'defaultTopicQueueNums', 'fastListenPort', 'flushConsumerOffsetInterval', 'flushDiskType',
+      'flushIntervalCommitLog', 'flushIntervalConsumeQueue', 'initAuthenticationUser', 'listenPort',
+      'mappedFileSizeCommitLog', 'mappedFileSizeConsumeQueue', 'maxHashSlotNum', 'maxIndexNum', 'maxMsgsNumBatch',
+      'messageDelayLevel', 'messageIndexEnable', 'messageIndexSafe', 'metricsExporterType', 'metricsPromExporterHost',
+      'metricsPromExporterPort', 'namesrvAddr', 'recoverScanFileNum', 'registerNameServerPeriod', 'reviveQueueNum',
+      'rocketmq.acl.plain.file', 'rocketmqHome', 'storePathCommitLog', 'storePathRootDir', 'timerPrecisionMs',
+      'timerWheelEnable', 'tls.client.authServer', 'tls.client.trustCertPath', 'tls.config.file', 'tls.enable',
+      'tls.server.authClient', 'tls.server.certPath', 'tls.server.keyPassword', 'tls.server.keyPath',
+      'tls.server.mode', 'tls.server.need.client.auth', 'tls.server.trustCertPath',
     ]);
   });
 });

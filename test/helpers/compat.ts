@@ -13,10 +13,14 @@ export interface RunResult {
  * Runs a compat script asynchronously (the server under test lives in this process, so the event loop must
  * stay free) and collects its output. The tail of the output goes into assertion messages on failure.
  */
-export function runScript(script: string, args: string[], timeoutMs: number): Promise<RunResult> {
+export function runScript(script: string, args: string[], timeoutMs: number, env?: Record<string, string>): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     // cwd outside the repo: Java clients and mqadmin may drop local offset files into their working directory.
-    const child = spawn('bash', [path.join(ROOT, script), ...args], { cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [path.join(ROOT, script), ...args], {
+      cwd: os.tmpdir(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: env ? { ...process.env, ...env } : process.env,
+    });
     let output = '';
     const collect = (b: Buffer) => {
       output += b.toString();

@@ -72,6 +72,11 @@ async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: bool
   if (code === ResponseCode.SUCCESS) {
     res.bodyParts = result.records;
     ctx.stats.msgGetTotal += result.records.length;
+    if (ctx.stats.metrics) {
+      let bytes = 0;
+      for (const r of result.records) bytes += r.length;
+      ctx.stats.metrics.messagesPulled(pull.topic, pull.consumerGroup, result.records.length, bytes);
+    }
   }
   return res;
 }

@@ -64,16 +64,17 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
   const batch = req.code === RequestCode.SEND_BATCH_MESSAGE ? decodeBatchBody(body) : undefined;
   const outcome = await sendMessage(ctx, { header, body, batch, requestVersion: req.version, peer: rc.channel.remoteAddress });
   if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark);
-  return encodeStored(ctx, outcome);
+  return encodeStored(ctx, outcome, header.properties);
 }
 
 /** SEND_OK (or stored-but-slow) answers carry the offset msgIds, queue and offset; others only the status. */
-function encodeStored(ctx: BrokerContext, stored: Stored): RemotingCommand {
+function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): RemotingCommand {
   const { result } = stored;
   const res = putResultToResponse(result);
   if (res.code === ResponseCode.SUCCESS || isStoredButSlow(res.code)) {
     ctx.stats.msgPutTotal += result.messageCount;
     ctx.stats.topicPuts.add(stored.storedTopic, result.messageCount);
+    ctx.stats.metrics?.messagesStored(stored.storedTopic, properties, result.messageCount, result.wroteBytes);
     res.extFields = {
       msgId: result.commitLogOffsets.map((o) => createOffsetMessageId(stored.storeHost, o)).join(','),
       queueId: String(stored.queueId),

@@ -217,13 +217,17 @@ export async function recoverLog(
   let seen = 0;
   // Each record is handed on only once the next item is known, so a torn last record is never dispatched.
   let held: { offset: number; record: DecodedRecord } | null = null;
+  const progress = new RecoveryProgress(o.logger, start, segments);
   const release = async (): Promise<void> => {
     if (!held) return;
     processOffset = held.offset + held.record.totalSize;
     lastStoreTimestamp = held.record.storeTimestamp;
     o.onRecord(held.record, held.offset);
     held = null;
-    if (++seen % PAUSE_EVERY_RECORDS === 0) await o.pause();
+    if (++seen % PAUSE_EVERY_RECORDS === 0) {
+      progress.report(processOffset, seen);
+      await o.pause();
+    }
   };
   for (;;) {
     const item = reader.next();
@@ -249,7 +253,56 @@ export async function recoverLog(
     processOffset = Math.max(item.offset, minOffset);
     break;
   }
+  progress.done(processOffset, seen);
   return { processOffset, lastStoreTimestamp };
+}
+
+/** How often a long recovery logs its progress. */
+const PROGRESS_INTERVAL_MS = 1000;
+
+/**
+ * Progress of a recovery scan (re-reading and re-dispatching, which also rebuilds consume queues and the index):
+ * percent of the bytes to scan, rate, records, at most once a second; nothing for a scan that ends sooner.
+ */
+class RecoveryProgress {
+  private readonly t0 = performance.now();
+  private lastReport = this.t0;
+  private readonly end: number;
+  private reported = false;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly start: number,
+    segments: readonly Segment[],
+  ) {
+    const last = segments[segments.length - 1];
+    this.end = last ? last.fromOffset + last.sizeBytes : start;
+  }
+
+  report(offset: number, records: number): void {
+    const now = performance.now();
+    if (now - this.lastReport < PROGRESS_INTERVAL_MS) return;
+    this.lastReport = now;
+    this.reported = true;
+    const scanned = offset - this.start;
+    const total = Math.max(1, this.end - this.start);
+    this.logger.info(
+      {
+        percent: Math.min(100, Math.round((scanned * 1000) / total) / 10),
+        scannedMiB: Math.round(scanned / 1048576),
+        ofMiB: Math.round(total / 1048576),
+        MiBps: Math.round(scanned / 1048576 / ((now - this.t0) / 1000)),
+        records,
+      },
+      'recovering commit log (re-dispatching to consume queues and index)',
+    );
+  }
+
+  done(offset: number, records: number): void {
+    if (!this.reported) return;
+    const secs = (performance.now() - this.t0) / 1000;
+    this.logger.info({ scannedMiB: Math.round((offset - this.start) / 1048576), records, seconds: Math.round(secs * 10) / 10 }, 'commit log recovered');
+  }
 }
 
 /** Zeroes the log from `offset` (torn tail) and deletes the files after it; returns the files kept. */

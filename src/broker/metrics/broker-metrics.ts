@@ -1,0 +1,160 @@
+// Prometheus metrics with the official 5.x broker's names and labels (Java broker/metrics/BrokerMetricsManager,
+// BrokerMetricsConstant, remoting/metrics/RemotingMetricsManager), so dashboards built for it work unchanged:
+// messages and bytes in/out, message size, RPC latency per request/response code, consumer lag, connections,
+// topic / group counts, broker permission. Exposed by metrics-server.ts when metricsExporterType=PROM.
+import fs from 'node:fs';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RequestCode } from '../../common/request-code.js';
+import { ResponseCode } from '../../common/response-code.js';
+import type { BrokerContext, BrokerMetricsSink } from '../context.js';
+
+/** Java BrokerMetricsManager.registerMetricsView: message size buckets 1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB. */
+const MESSAGE_SIZE_BUCKETS = [1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
+/** Java RemotingMetricsManager: RPC latency buckets in ms (as the official 5.3.3 broker exposes them). */
+const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000, 2000, 3000];
+
+/** Java RemotingHelper.getRequestCodeDesc / getResponseCodeDesc: the constant's name in lower case, else the number. */
+function codeNames(table: Record<string, number>): Map<number, string> {
+  const m = new Map<number, string>();
+  for (const [name, code] of Object.entries(table)) if (!m.has(code)) m.set(code, name.toLowerCase());
+  return m;
+}
+const REQUEST_NAMES = codeNames(RequestCode);
+const RESPONSE_NAMES = codeNames(ResponseCode);
+
+const COMMON = ['otel_scope_name', 'cluster', 'node_type', 'node_id'] as const;
+
+/** Java MessageConst property names that decide the message_type label (BrokerMetricsManager.getMessageType). */
+function messageTypeOf(properties: string): string {
+  const has = (name: string) => properties.startsWith(`${name}\u0001`) || properties.includes(`\u0002${name}\u0001`);
+  const tran = /(?:^|\u0002)TRAN_MSG\u0001([^\u0002]*)/.exec(properties);
+  if (tran && tran[1].toLowerCase() === 'true') return 'transaction';
+  if (has('__SHARDINGKEY')) return 'fifo';
+  if (has('__STARTDELIVERTIME') || has('DELAY') || has('TIMER_DELIVER_MS') || has('TIMER_DELAY_SEC') || has('TIMER_DELAY_MS')) return 'delay';
+  return 'normal';
+}
+
+const SYSTEM_GROUP_PREFIXES = ['cid_rmqsys_', 'gid_rmqsys_', 'cid_sys_rmq_'];
+/** Java TopicValidator.isSystemTopic (the rmq_sys_ prefix and the named system topics). */
+function isSystemTopic(ctx: BrokerContext, topic: string): boolean {
+  return topic.startsWith('rmq_sys_') || topic === 'TBW102' || topic === 'SCHEDULE_TOPIC_XXXX' || topic === 'RMQ_SYS_TRANS_HALF_TOPIC'
+    || topic === 'RMQ_SYS_TRACE_TOPIC' || topic === ctx.config.brokerClusterName || topic === ctx.config.brokerName;
+}
+const isRetryOrDlq = (topic: string) => topic.startsWith('%RETRY%') || topic.startsWith('%DLQ%');
+
+export class BrokerMetrics implements BrokerMetricsSink {
+  readonly registry = new Registry();
+  private readonly messagesIn: Counter;
+  private readonly messagesOut: Counter;
+  private readonly throughputIn: Counter;
+  private readonly throughputOut: Counter;
+  private readonly messageSize: Histogram;
+  private readonly rpcLatency: Histogram;
+
+  constructor(private readonly ctx: BrokerContext) {
+    const r = this.registry;
+    const cfg = ctx.config;
+    // Java LABEL_MAP: every series carries cluster, node_type=broker, node_id=brokerName (and the OpenTelemetry
+    // exporter adds otel_scope_name).
+    r.setDefaultLabels({ otel_scope_name: 'broker-meter', cluster: cfg.brokerClusterName, node_type: 'broker', node_id: cfg.brokerName });
+    const labels = (...names: string[]) => [...COMMON, ...names];
+    this.messagesIn = new Counter({ name: 'rocketmq_messages_in_total', help: 'Total number of incoming messages', labelNames: labels('topic', 'message_type', 'is_system'), registers: [r] });
+    this.messagesOut = new Counter({ name: 'rocketmq_messages_out_total', help: 'Total number of outgoing messages', labelNames: labels('topic', 'consumer_group', 'is_system'), registers: [r] });
+    this.throughputIn = new Counter({ name: 'rocketmq_throughput_in_total', help: 'Total traffic of incoming messages', labelNames: labels('topic', 'message_type', 'is_system'), registers: [r] });
+    this.throughputOut = new Counter({ name: 'rocketmq_throughput_out_total', help: 'Total traffic of outgoing messages', labelNames: labels('topic', 'consumer_group', 'is_system'), registers: [r] });
+    this.messageSize = new Histogram({ name: 'rocketmq_message_size', help: 'Incoming messages size', labelNames: labels('topic', 'message_type', 'is_system'), buckets: MESSAGE_SIZE_BUCKETS, registers: [r] });
+    this.rpcLatency = new Histogram({
+      // OpenTelemetry's Prometheus exporter appends the unit: the official broker exposes this name
+      name: 'rocketmq_rpc_latency_milliseconds',
+      help: 'Rpc latency',
+      labelNames: labels('protocol_type', 'request_code', 'response_code', 'is_long_polling', 'result'),
+      buckets: RPC_LATENCY_BUCKETS_MS,
+      registers: [r],
+    });
+    new Gauge({ name: 'rocketmq_broker_permission', help: 'Broker permission', labelNames: [...COMMON], registers: [r], collect() {
+      this.set(cfg.brokerPermission);
+    } });
+    new Gauge({ name: 'rocketmq_topic_number', help: 'Active topic number', labelNames: [...COMMON], registers: [r], collect() {
+      this.set(ctx.topicConfigManager.table.size);
+    } });
+    new Gauge({ name: 'rocketmq_consumer_group_number', help: 'Active subscription group number', labelNames: [...COMMON], registers: [r], collect() {
+      this.set(ctx.subscriptionGroupManager.table.size);
+    } });
+    const self = this;
+    new Gauge({ name: 'rocketmq_consumer_lag_messages', help: 'Consumer lag messages', labelNames: labels('topic', 'consumer_group', 'is_retry', 'is_system'), registers: [r], collect() {
+      this.reset();
+      for (const row of self.consumerLag()) {
+        this.set({ topic: row.topic, consumer_group: row.group, is_retry: String(row.topic.startsWith('%RETRY%')), is_system: String(row.system) }, row.lag);
+      }
+    } });
+    new Gauge({ name: 'rocketmq_consumer_connections', help: 'Consumer connections', labelNames: labels('consumer_group', 'protocol_type'), registers: [r], collect() {
+      this.reset();
+      for (const group of ctx.consumerManager.groupNames()) {
+        const n = ctx.consumerManager.getConsumerGroupInfo(group)?.channels.size ?? 0;
+        if (n > 0) this.set({ consumer_group: group, protocol_type: 'remoting' }, n);
+      }
+    } });
+    // Java DefaultStoreMetricsManager: used bytes of the partition holding storePathRootDir
+    new Gauge({ name: 'rocketmq_storage_size_bytes', help: 'Broker storage size', labelNames: labels('storage_type', 'storage_medium'), registers: [r], async collect() {
+      try {
+        const st = await fs.promises.statfs(cfg.storePathRootDir);
+        this.set({ storage_type: 'local', storage_medium: 'disk' }, (st.blocks - st.bfree) * st.bsize);
+      } catch {
+        // directory gone: no sample, as Java skips it
+      }
+    } });
+    new Gauge({ name: 'rocketmq_producer_connections', help: 'Producer connections', labelNames: labels('protocol_type'), registers: [r], collect() {
+      let n = 0;
+      for (const group of ctx.producerManager.groupNames()) n += ctx.producerManager.getGroupChannels(group)?.size ?? 0;
+      this.set({ protocol_type: 'remoting' }, n);
+    } });
+  }
+
+  /** A stored send (SendMessageProcessor: retry and DLQ topics are not counted). */
+  messagesStored(topic: string, properties: string, count: number, wroteBytes: number): void {
+    if (isRetryOrDlq(topic) || count <= 0) return;
+    const labels = { topic, message_type: messageTypeOf(properties), is_system: String(isSystemTopic(this.ctx, topic)) };
+    this.messagesIn.inc(labels, count);
+    this.throughputIn.inc(labels, wroteBytes);
+    this.messageSize.observe(labels, Math.floor(wroteBytes / count));
+  }
+
+  /** Messages handed to a consumer (DefaultPullMessageResultHandler: not for retry / DLQ topics). */
+  messagesPulled(topic: string, group: string, count: number, bytes: number): void {
+    if (isRetryOrDlq(topic) || count <= 0) return;
+    const system = isSystemTopic(this.ctx, topic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+    const labels = { topic, consumer_group: group, is_system: String(system) };
+    this.messagesOut.inc(labels, count);
+    this.throughputOut.inc(labels, bytes);
+  }
+
+  rpc(requestCode: number, responseCode: number | undefined, latencyMs: number, oneway: boolean, longPolling: boolean): void {
+    this.rpcLatency.observe(
+      {
+        protocol_type: 'remoting',
+        request_code: REQUEST_NAMES.get(requestCode) ?? String(requestCode),
+        response_code: responseCode === undefined ? 'success' : (RESPONSE_NAMES.get(responseCode) ?? String(responseCode)),
+        is_long_polling: String(longPolling),
+        result: oneway ? 'oneway' : 'success',
+      },
+      latencyMs,
+    );
+  }
+
+  /** Per (group, topic) lag over the groups' committed offsets (Java ConsumerLagCalculator, simplified). */
+  private consumerLag(): Array<{ group: string; topic: string; lag: number; system: boolean }> {
+    const out: Array<{ group: string; topic: string; lag: number; system: boolean }> = [];
+    for (const [key, offsets] of this.ctx.consumerOffsetManager.table) {
+      const at = key.indexOf('@');
+      const topic = key.slice(0, at);
+      const group = key.slice(at + 1);
+      let lag = 0;
+      for (const [queueId, committed] of offsets) {
+        const max = this.ctx.store.getMaxOffsetInQueue(topic, queueId);
+        if (max > committed) lag += max - committed;
+      }
+      out.push({ group, topic, lag, system: isSystemTopic(this.ctx, topic) });
+    }
+    return out;
+  }
+}

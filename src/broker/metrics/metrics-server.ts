@@ -1,0 +1,56 @@
+// The Prometheus endpoint (Java: OpenTelemetry's PrometheusHttpServer on metricsPromExporterHost:Port, any path
+// answers the exposition; we answer GET /metrics and GET /) and the RPC-latency hook around every request.
+import http from 'node:http';
+import type { Registry } from 'prom-client';
+import { ConfigError } from '../../common/config-schema.js';
+import type { Logger } from '../../common/logger.js';
+import { type RemotingCommand, isOneway } from '../../remoting/command.js';
+import type { RequestHook } from '../../remoting/dispatcher.js';
+import type { BrokerMetrics } from './broker-metrics.js';
+
+/** Listens; a port in use (or any bind failure) is a ConfigError naming the key, so start-up stops with exit 2. */
+export async function startHttpEndpoint(
+  what: { portKey: string; host: string; port: number },
+  handler: http.RequestListener,
+  logger: Logger,
+): Promise<http.Server> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const where = `${what.host || '0.0.0.0'}:${what.port}`;
+      reject(new ConfigError(err.code === 'EADDRINUSE' ? `${what.portKey}: ${where} is already in use` : `${what.portKey}: cannot listen on ${where}: ${err.message}`));
+    });
+    server.listen(what.port, what.host || undefined, () => resolve());
+  });
+  server.on('error', (err) => logger.error({ err }, 'http endpoint error'));
+  return server;
+}
+
+export function metricsHandler(registry: Registry): http.RequestListener {
+  return (req, res) => {
+    if (req.method !== 'GET' || !(req.url === '/metrics' || req.url === '/')) {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (err: Error) => res.writeHead(500).end(err.message),
+    );
+  };
+}
+
+/** rocketmq_rpc_latency per request code and answer (Java RemotingMetricsManager via NettyRemotingAbstract). */
+export function rpcMetricsHook(metrics: BrokerMetrics): RequestHook {
+  const started = new WeakMap<RemotingCommand, number>();
+  return {
+    before(req) {
+      started.set(req, performance.now());
+      return undefined;
+    },
+    after(req, res) {
+      const t0 = started.get(req);
+      if (t0 === undefined) return;
+      metrics.rpc(req.code, res?.code, performance.now() - t0, isOneway(req), false);
+    },
+  };
+}

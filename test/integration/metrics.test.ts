@@ -1,0 +1,121 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { Message } from 'ali-ons';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onsConsumer, onsProducer } from '../helpers/ali-ons.js';
+import { type TestServer, createTopic, startTestServer, waitFor } from '../helpers/server.js';
+
+/**
+ * The Prometheus endpoint (metricsExporterType=PROM) scraped while ali-ons producers and a consumer run: the
+ * official 5.x names and labels, counters equal to what the clients did.
+ */
+const MAIN = path.resolve(import.meta.dirname, '../../dist/main.js');
+const PRODUCERS = 3;
+const PER_PRODUCER = 150;
+
+/** Prometheus text → samples by name with their labels. */
+function parse(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
+  const out = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
+    out.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+describe('Prometheus metrics', () => {
+  let server: TestServer;
+  let url: string;
+  const scrape = async () => parse(await (await fetch(url)).text());
+  const sum = (samples: Awaited<ReturnType<typeof scrape>>, name: string, match: Record<string, string>) =>
+    samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+
+  beforeAll(async () => {
+    server = await startTestServer({ metricsExporterType: 'PROM', metricsPromExporterHost: '127.0.0.1', metricsPromExporterPort: 0 });
+    url = `http://127.0.0.1:${server.broker.metricsPort()}/metrics`;
+    await createTopic(server, 'MetricsTopicA', 4);
+    await createTopic(server, 'MetricsTopicB', 2);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('counts what the clients sent and consumed, scraped under load', { timeout: 120_000 }, async () => {
+    const producers = Array.from({ length: PRODUCERS }, (_, i) => onsProducer(server.namesrvAddr, `MetricsP${i}`));
+    let scrapes = 0;
+    let sending = true;
+    const scraper = (async () => {
+      while (sending) {
+        const s = await scrape(); // under load: every answer must parse and carry the official series
+        expect(s.some((x) => x.name === 'rocketmq_broker_permission' && x.value === 6)).toBe(true);
+        scrapes++;
+      }
+    })();
+    let bodyBytes = 0;
+    try {
+      await Promise.all(
+        producers.map(async (p, i) => {
+          await p.ready();
+          for (let n = 0; n < PER_PRODUCER; n++) {
+            const body = `producer ${i} message ${n} ${'x'.repeat(n % 50)}`;
+            bodyBytes += Buffer.byteLength(body);
+            const topic = n % 3 === 0 ? 'MetricsTopicB' : 'MetricsTopicA';
+            const res = await p.send(new Message(topic, 'T', body));
+            expect(res.sendStatus).toBe('SEND_OK');
+          }
+        }),
+      );
+    } finally {
+      sending = false;
+      await scraper;
+      await Promise.all(producers.map((p) => p.close()));
+    }
+    expect(scrapes).toBeGreaterThan(0);
+    const sentA = PRODUCERS * (PER_PRODUCER - Math.ceil(PER_PRODUCER / 3));
+    const sentB = PRODUCERS * Math.ceil(PER_PRODUCER / 3);
+
+    let s = await scrape();
+    const common = { cluster: 'DefaultCluster', node_type: 'broker', node_id: 'broker-a', otel_scope_name: 'broker-meter' };
+    expect(sum(s, 'rocketmq_messages_in_total', { ...common, topic: 'MetricsTopicA', message_type: 'normal', is_system: 'false' })).toBe(sentA);
+    expect(sum(s, 'rocketmq_messages_in_total', { topic: 'MetricsTopicB' })).toBe(sentB);
+    expect(sum(s, 'rocketmq_message_size_count', { topic: 'MetricsTopicA' })).toBe(sentA);
+    const bytesIn = sum(s, 'rocketmq_throughput_in_total', {});
+    expect(bytesIn).toBeGreaterThan(bodyBytes); // whole records: body + headers + properties
+    expect(sum(s, 'rocketmq_message_size_sum', {})).toBe(bytesIn);
+    expect(sum(s, 'rocketmq_rpc_latency_milliseconds_count', { protocol_type: 'remoting', request_code: 'send_message_v2', response_code: 'success', result: 'success' })).toBe(sentA + sentB);
+    expect(sum(s, 'rocketmq_topic_number', {})).toBeGreaterThanOrEqual(2);
+    expect(sum(s, 'rocketmq_storage_size_bytes', { storage_type: 'local', storage_medium: 'disk' })).toBeGreaterThan(bytesIn);
+
+    // consume topic A: messages out equal what the consumer got; the lag drains to 0 once offsets are committed
+    const consumer = onsConsumer(server.namesrvAddr, 'MetricsGroup');
+    let consumed = 0;
+    try {
+      const all = new Promise<void>((resolve) => {
+        consumer.subscribe('MetricsTopicA', '*', async () => {
+          if (++consumed === sentA) resolve();
+        });
+      });
+      await consumer.ready();
+      await all;
+      s = await scrape();
+      expect(sum(s, 'rocketmq_messages_out_total', { topic: 'MetricsTopicA', consumer_group: 'MetricsGroup', is_system: 'false' })).toBe(consumed);
+      expect(sum(s, 'rocketmq_throughput_out_total', { topic: 'MetricsTopicA', consumer_group: 'MetricsGroup' })).toBeGreaterThan(0);
+      expect(sum(s, 'rocketmq_consumer_connections', { consumer_group: 'MetricsGroup', protocol_type: 'remoting' })).toBe(1);
+      await waitFor(async () => sum(await scrape(), 'rocketmq_consumer_lag_messages', { topic: 'MetricsTopicA', consumer_group: 'MetricsGroup' }) === 0 && sum(await scrape(), 'rocketmq_consumer_lag_messages', { consumer_group: 'MetricsGroup' }) === 0 && (await scrape()).some((x) => x.name === 'rocketmq_consumer_lag_messages' && x.labels.consumer_group === 'MetricsGroup'), 30_000, 'consumer lag 0 after the commit');
+    } finally {
+      await consumer.close();
+    }
+    expect(consumed).toBe(sentA);
+  });
+
+  it('refuses to start on a metrics port in use, naming the key', () => {
+    const port = server.broker.metricsPort()!;
+    const r = spawnSync(process.execPath, [MAIN, 'start', '--namesrvPort=0', '--listenPort=0', '--metricsExporterType=PROM', '--metricsPromExporterHost=127.0.0.1', `--metricsPromExporterPort=${port}`], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    // logs before it are JSON lines; the CLI's own message is one line
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('rmq:'))).toEqual([`rmq: bad configuration: metricsPromExporterPort: 127.0.0.1:${port} is already in use`]);
+  });
+});
