@@ -129,7 +129,8 @@ export class OursServer {
     if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
     fs.mkdirSync(this.store, { recursive: true });
     const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
-      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
+      `--storePathRootDir=${this.store}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`, '--transactionCheckInterval=2000',
+      '--enablePropertyFilter=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Logger } from '../common/logger.js';
-import { TLS_SCHEMA } from '../remoting/tls.js';
+import { TLS_SCHEMA, createServerTlsContext } from '../remoting/tls.js';
 import {
   BROKER_SCHEMA,
   type BrokerConfig,
@@ -105,6 +105,10 @@ export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): {
     }
   }
   namesrv.kvConfigPath = expandHome(namesrv.kvConfigPath);
+  // A TLS key or certificate that cannot be read is a config error found before anything starts (exit 2, one line).
+  for (const c of mode === 'namesrv' ? [namesrv] : mode === 'broker' ? [broker] : [namesrv, broker]) {
+    if (c['tls.server.mode'] !== 'disabled') createServerTlsContext(c);
+  }
   return { broker, namesrv };
 }
 
