@@ -85,7 +85,13 @@ export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): {
     const unknown = applySettings(NAMESRV_SCHEMA, namesrv, settings);
     if (unknown.length) logger.warn({ keys: unknown }, 'ignoring unknown namesrv config keys');
   } else {
-    const unknown = applySettings(BROKER_SCHEMA, broker, settings);
+    let unknown = applySettings(BROKER_SCHEMA, broker, settings);
+    if (mode === 'start') {
+      // The embedded nameserver's own keys (kvConfigPath, scanNotActiveBrokerInterval, ...) go to it.
+      const namesrvOnly = Object.fromEntries(unknown.filter((k) => k in NAMESRV_SCHEMA).map((k) => [k, settings[k]!]));
+      applySettings(NAMESRV_SCHEMA, namesrv, namesrvOnly);
+      unknown = unknown.filter((k) => !(k in namesrvOnly));
+    }
     if (unknown.length) logger.warn({ keys: unknown }, 'ignoring unknown broker config keys');
     if (mode === 'start') {
       if (namesrvPortFlag !== undefined) applySettings(NAMESRV_SCHEMA, namesrv, { listenPort: namesrvPortFlag });

@@ -1,3 +1,4 @@
+import { buildConfigs } from '../../src/cli/run.js';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -55,5 +56,19 @@ describe('rmq CLI', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       fs.rmSync(store, { recursive: true, force: true });
     }
+  });
+});
+
+describe('rmq start configuration', () => {
+  it('hands the embedded nameserver its own keys instead of ignoring them as unknown broker keys', () => {
+    const warnings: unknown[] = [];
+    const logger = { warn: (o: unknown) => warnings.push(o) } as unknown as Parameters<typeof buildConfigs>[2];
+    const { broker, namesrv } = buildConfigs('start', {
+      extraArgs: ['--kvConfigPath=/tmp/kv-test/kv.json', '--scanNotActiveBrokerInterval=7000', '--brokerName=b1', '--noSuchKey=1'],
+    }, logger);
+    expect(namesrv.kvConfigPath).toBe('/tmp/kv-test/kv.json');
+    expect(namesrv.scanNotActiveBrokerInterval).toBe(7000);
+    expect(broker.brokerName).toBe('b1');
+    expect(warnings).toEqual([{ keys: ['noSuchKey'] }]);
   });
 });
