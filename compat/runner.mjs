@@ -226,9 +226,11 @@ function javaScenarioList(output) {
   const lists = { all: [], restart: [], noAutoCreate: [], diff: [] };
   for (const l of output.split('\n')) {
     const m = /^([A-Za-z0-9_]+#[A-Za-z0-9_]+)(?:\s+\[(\w+))?/.exec(l.trim());
-    // [storecompat: ...] phases belong to compat/store-compat.mjs (a store moved between two servers)
-    if (!m || m[2] === 'storecompat') continue;
-    (lists[m[2] ?? 'all'] ?? lists.all).push(m[1]);
+    if (!m) continue;
+    // any other tag belongs to its own script: [storecompat] to compat/store-compat.mjs, [acl] and [acl2] to
+    // compat/acl-official.mjs and acl2-official.mjs (they need a broker with access control on)
+    const list = lists[m[2] ?? 'all'];
+    if (list) list.push(m[1]);
   }
   return lists;
 }

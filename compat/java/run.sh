@@ -71,6 +71,7 @@ if [ "$FILTER" = list ]; then
     grep -q '@Tag("diff")' "$f" && tag="   [diff: needs -DdiffOut=F; compat/runner.mjs compares ours with official]"
     grep -q '@Tag("noAutoCreate")' "$f" && tag="   [noAutoCreate: needs a broker with autoCreateTopicEnable=false]"
     grep -q '@Tag("acl")' "$f" && tag="   [acl: needs a broker with aclEnable=true and compat/acl/plain_acl.yml]"
+    grep -q '@Tag("acl2")' "$f" && tag="   [acl2: needs a 5.x broker with authenticationEnabled/authorizationEnabled; compat/acl2-official.mjs sets it up]"
     # only @Test methods: a scenario class may have helper methods with the same shape
     awk -v c="$c" -v tag="$tag" '/@Test/ {t=1; next} t && match($0, /void [a-zA-Z0-9]+\(\)/) {m=substr($0, RSTART+5, RLENGTH-7); print c "#" m tag; t=0; next} /^[[:space:]]*(public|private|protected|void|static)/ {t=0}' "$f"
   done
