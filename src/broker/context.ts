@@ -35,6 +35,8 @@ export interface BrokerContext {
   registerBrokerAll(): Promise<void>;
   /** Counters for GET_BROKER_RUNTIME_INFO. */
   stats: BrokerStats;
+  /** Replication's state for GET_BROKER_HA_STATUS (907); absent in contexts built without HA (unit tests). */
+  ha?: BrokerHaView;
   startTimeMs: number;
 }
 
@@ -43,4 +45,9 @@ export interface BrokerStats {
   msgGetTotal: number;
   /** Per-topic puts and their rate over the last minute (5.x topicPutTps). */
   topicPuts: TopicPutStats;
+}
+
+/** What admin requests see of replication (Java HARuntimeInfo). */
+export interface BrokerHaView {
+  runtimeInfo(): Record<string, unknown>;
 }

@@ -354,7 +354,8 @@ export class DefaultMessageStore implements MessageStore {
     }
     // DefaultMessageStore.checkStoreStatus: a slave's log only takes what its master ships.
     if (this.config.brokerRole === 'SLAVE') {
-      return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', 'message store is in slave mode, so putMessage is forbidden'));
+      // The remark a 4.9.8 slave answers sends with (SendMessageProcessor: "... messages are put to the slave ...").
+      return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', this.cleaner.diskFullRemark()));
     }
     if (this.cleaner.diskFull) return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', this.cleaner.diskFullRemark()));
     if (msgs.length === 0) return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'empty batch'));
