@@ -48,6 +48,8 @@ export interface Broker {
   shutdown(): Promise<void>;
   brokerAddr(): string;
   readonly port: number;
+  /** The HA port bound (0 before start). */
+  readonly haPort: number;
   readonly context: BrokerContext;
 }
 
@@ -203,6 +205,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     brokerAddr,
     get port() {
       return boundPort;
+    },
+    get haPort() {
+      return haService.port;
     },
     async start() {
       topicConfigManager.load();
