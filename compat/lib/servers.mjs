@@ -111,13 +111,17 @@ export const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.
 
 /**
  * Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). `name` names its store and log
- * (several may run at once), `extraArgs` are more --key=value settings.
+ * (several may run at once), `extraArgs` are more --key=value settings. With `namesrvAddr` it runs
+ * `node dist/main.js broker -n ADDR` instead (a broker joining another server's nameserver, e.g. a slave).
  */
 export class OursServer {
-  constructor(tmp, logDir, { name = 'ours', extraArgs = [] } = {}) {
+  constructor(tmp, logDir, { name = 'ours', extraArgs = [], namesrvAddr = null, namesrvOnly = false } = {}) {
     this.label = 'ours';
     this.name = name;
     this.extraArgs = extraArgs;
+    this.namesrvAddr = namesrvAddr;
+    // `node dist/main.js namesrv --listenPort=ports.ns` alone (a nameserver that outlives the brokers it serves)
+    this.namesrvOnly = namesrvOnly;
     this.store = path.join(tmp, `store-${name}`);
     this.logFile = path.join(logDir, `server-${name}.log`);
     this.proc = null;
@@ -128,8 +132,11 @@ export class OursServer {
     const main = path.join(ROOT, 'dist/main.js');
     if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
     fs.mkdirSync(this.store, { recursive: true });
-    const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
-      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
+    const head = this.namesrvAddr ? [main, 'broker', '-n', this.namesrvAddr] : [main, 'start', `--namesrvPort=${this.ports.ns}`];
+    const args = this.namesrvOnly
+      ? [main, 'namesrv', `--listenPort=${this.ports.ns}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`, ...this.extraArgs]
+      : [...head, `--listenPort=${this.ports.broker}`,
+        `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;
@@ -191,6 +198,19 @@ export class OursServer {
     clearTimeout(t);
   }
 
+  /** kill -9 (a crash: nothing is flushed or unregistered). */
+  async kill() {
+    const child = this.proc;
+    if (!child) return;
+    const closed = new Promise((r) => child.once('close', r));
+    killTree(child, 'SIGKILL');
+    await closed;
+  }
+
+  get pid() {
+    return this.proc?.pid ?? null;
+  }
+
   async restart() {
     await this.stop();
     await this.start();
@@ -207,10 +227,12 @@ export class OursServer {
  * and log, `extra` are more broker.properties lines (OFFICIAL_BROKER_EXTRA).
  */
 export class OfficialServer {
-  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '' } = {}) {
+  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '', namesrvAddr = null } = {}) {
     this.version = version;
     this.label = `official-${version}`;
     this.extra = extra;
+    // With namesrvAddr: no nameserver of its own; the broker registers there (a slave joining another group).
+    this.namesrvAddr = namesrvAddr;
     this.store = path.join(tmp, `store-${name}`);
     this.logFile = path.join(logDir, `server-${name}.log`);
     this.started = false;
@@ -226,8 +248,10 @@ export class OfficialServer {
   async start() {
     if (!this.ports) this.ports = await pickPorts();
     fs.mkdirSync(this.store, { recursive: true });
+    const env = this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {};
+    if (this.namesrvAddr) Object.assign(env, { OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr });
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
-      { logFile: this.logFile, env: this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {} });
+      { logFile: this.logFile, env });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
       throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     }
@@ -238,6 +262,23 @@ export class OfficialServer {
     if (!this.started) return;
     await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
     this.started = false;
+  }
+
+  /** kill -9 of the broker (its nameserver, if any, stays up); restartBroker() brings it back on its store. */
+  async kill() {
+    if (!this.started) return;
+    await run('bash', [OFFICIAL, 'kill', this.store], { logFile: this.logFile });
+    this.brokerKilled = true;
+  }
+
+  /** Starts the broker again on its store after kill(), registering with the same nameserver as before. */
+  async restartBroker() {
+    const env = { OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr ?? `127.0.0.1:${this.ports.ns}` };
+    if (this.extra) env.OFFICIAL_BROKER_EXTRA = this.extra;
+    const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
+      { logFile: this.logFile, env });
+    if (r.code !== 0 || !/^ready ns=/m.test(r.output)) throw new Error(`official.sh start (broker again) failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
+    this.brokerKilled = false;
   }
 
   async restart() {

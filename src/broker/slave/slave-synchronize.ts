@@ -51,6 +51,8 @@ export class SlaveSynchronize {
   private running: Promise<void> | null = null;
   /** Completed full rounds and failed requests (logs, haStatus, tests). */
   readonly stats = { rounds: 0, failures: 0 };
+  /** `master#code` a master answered REQUEST_CODE_NOT_SUPPORTED (a 4.9.x master and the 5.x-only codes): not asked again. */
+  private readonly unsupported = new Set<string>();
 
   constructor(private readonly d: SlaveSyncDeps) {}
 
@@ -137,10 +139,16 @@ export class SlaveSynchronize {
 
   /** One request; the VIP port first when Java uses it, the main port if that cannot be reached (ours may run without it). */
   private async fetch(master: string, code: number, vip: boolean, what: string): Promise<Buffer | null> {
+    if (this.unsupported.has(`${master}#${code}`)) return null;
     const addrs = vip ? [vipAddress(master), master] : [master];
     for (let i = 0; i < addrs.length; i++) {
       try {
         const res = await this.d.client.request(addrs[i]!, createRequest(code, {}), SYNC_TIMEOUT_MS);
+        if (res.code === ResponseCode.REQUEST_CODE_NOT_SUPPORTED) {
+          this.unsupported.add(`${master}#${code}`);
+          this.d.logger.info({ master, what, code }, 'slave sync: the master does not serve this (a 4.9.x master); not asked again');
+          return null;
+        }
         if (res.code !== ResponseCode.SUCCESS) {
           this.stats.failures++;
           this.d.logger.warn({ master, what, code: res.code, remark: res.remark }, 'slave sync: the master refused');
