@@ -111,9 +111,24 @@ let seq = 0;
 /** A stock ali-ons producer (default settings but the name server and a quiet logger). */
 export function producer(nameSrv, producerGroup, extra = {}) {
   const p = new ons.Producer({ httpclient, nameSrv, producerGroup, instanceName: `hp${process.pid}_${++seq}`, logger: quiet, ...extra });
-  // route refreshes against a nameserver that is gone (a later row, a killed server) surface as 'error' events
-  p.on('error', () => undefined);
-  return p;
+  return ignoreLateErrors(p);
+}
+
+/**
+ * Route refreshes against a server that is gone (a later row, a killed broker) surface as 'error' events, also
+ * after close(), which removes every listener: one is put back.
+ */
+function ignoreLateErrors(client) {
+  client.on('error', () => undefined);
+  const close = client.close.bind(client);
+  client.close = async () => {
+    try {
+      await close();
+    } finally {
+      client.on('error', () => undefined);
+    }
+  };
+  return client;
 }
 
 /** A stock ali-ons push consumer reading from the first offset. */
@@ -122,8 +137,7 @@ export function consumer(nameSrv, consumerGroup, extra = {}) {
     httpclient, nameSrv, consumerGroup, instanceName: `hc${process.pid}_${++seq}`, logger: quiet,
     consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET', rebalanceInterval: 1000, ...extra,
   });
-  c.on('error', () => undefined);
-  return c;
+  return ignoreLateErrors(c);
 }
 
 /** Offset msgId (as official and ours answer sends) → commit-log offset. */
@@ -172,4 +186,81 @@ export function rng(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * A TCP proxy that can be paused: while paused it forwards nothing either way (the link stays open, as with a
+ * slave stuck behind a congested network). Resolves once listening on 127.0.0.1:port (0 = any).
+ */
+export async function pausableProxy(targetHost, targetPort, port = 0) {
+  const net = await import('node:net');
+  const pairs = new Set();
+  let paused = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: targetHost, port: targetPort });
+    const pair = { client, upstream };
+    pairs.add(pair);
+    if (paused) {
+      client.pause();
+      upstream.pause();
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const s of [client, upstream]) {
+      s.on('close', end);
+      s.on('error', end);
+    }
+  });
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  return {
+    port: server.address().port,
+    pause() {
+      paused = true;
+      for (const { client, upstream } of pairs) {
+        client.pause();
+        upstream.pause();
+      }
+    },
+    resume() {
+      paused = false;
+      for (const { client, upstream } of pairs) {
+        client.resume();
+        upstream.resume();
+      }
+    },
+    close() {
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Bodies (utf8) of every message record in a commit-log directory, read file by file (BLANK ends a file). */
+export function bodiesInCommitLog(dir) {
+  const out = new Set();
+  const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => /^\d{20}$/.test(n)).sort() : [];
+  for (const name of names) {
+    const buf = fs.readFileSync(path.join(dir, name));
+    let pos = 0;
+    while (pos + 8 <= buf.length) {
+      const size = buf.readInt32BE(pos);
+      const magic = buf.readUInt32BE(pos + 4);
+      if (size <= 0 || magic === 0xcbd43194 || pos + size > buf.length) break;
+      try {
+        out.add(decodeRecord(buf.subarray(pos, pos + size)).body.toString('utf8'));
+      } catch {
+        break; // a torn tail (the process was killed mid-write)
+      }
+      pos += size;
+    }
+  }
+  return out;
 }

@@ -16,6 +16,16 @@ const OFFICIAL = path.join(COMPAT, 'official/official.sh');
 export const children = new Set();
 
 /**
+ * Servers started and not yet stopped. Official brokers outlive official.sh (nohup), so a script that dies must
+ * stop these itself: stopAllServers() from its crash handler.
+ */
+export const liveServers = new Set();
+
+export async function stopAllServers() {
+  await Promise.allSettled([...liveServers].map((s) => s.stop()));
+}
+
+/**
  * Runs a command, tee-ing its output into `logFile` and handing each complete line to `onLine`.
  * Resolves { code, output }.
  */
@@ -174,6 +184,7 @@ export class OursServer {
         if (seen.length > 200_000) seen = seen.slice(-100_000);
         if (/rocketmq-ts ready: /.test(seen)) {
           this.proc = child;
+          liveServers.add(this);
           finish(true);
         }
       };
@@ -189,6 +200,7 @@ export class OursServer {
   }
 
   async stop() {
+    liveServers.delete(this);
     const child = this.proc;
     if (!child) return;
     const closed = new Promise((r) => child.once('close', r));
@@ -227,8 +239,10 @@ export class OursServer {
  * and log, `extra` are more broker.properties lines (OFFICIAL_BROKER_EXTRA).
  */
 export class OfficialServer {
-  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '', namesrvAddr = null } = {}) {
+  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '', namesrvAddr = null, env = {} } = {}) {
     this.version = version;
+    // more environment for official.sh (e.g. the benchmarks' JVM options wrapper)
+    this.env = env;
     this.label = `official-${version}`;
     this.extra = extra;
     // With namesrvAddr: no nameserver of its own; the broker registers there (a slave joining another group).
@@ -248,7 +262,7 @@ export class OfficialServer {
   async start() {
     if (!this.ports) this.ports = await pickPorts();
     fs.mkdirSync(this.store, { recursive: true });
-    const env = this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {};
+    const env = { ...this.env, ...(this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {}) };
     if (this.namesrvAddr) Object.assign(env, { OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr });
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
       { logFile: this.logFile, env });
@@ -256,9 +270,11 @@ export class OfficialServer {
       throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     }
     this.started = true;
+    liveServers.add(this);
   }
 
   async stop() {
+    liveServers.delete(this);
     if (!this.started) return;
     await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
     this.started = false;
@@ -273,7 +289,7 @@ export class OfficialServer {
 
   /** Starts the broker again on its store after kill(), registering with the same nameserver as before. */
   async restartBroker() {
-    const env = { OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr ?? `127.0.0.1:${this.ports.ns}` };
+    const env = { ...this.env, OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr ?? `127.0.0.1:${this.ports.ns}` };
     if (this.extra) env.OFFICIAL_BROKER_EXTRA = this.extra;
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
       { logFile: this.logFile, env });
