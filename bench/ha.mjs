@@ -198,7 +198,7 @@ function printTable(out) {
   console.log(row('ASYNC_MASTER p99 ms', m('ASYNC_MASTER', 'p99')));
   console.log(row('ASYNC replication lag p99 / max, KiB', (r) => `${fmt(median(r.ASYNC_MASTER.runs.map((x) => x.lagP99)) / 1024)} / ${fmt(Math.max(...r.ASYNC_MASTER.runs.map((x) => x.lagMax)) / 1024)}`));
   console.log(row(`slave catch-up of ${CFG.backlogMiB} MiB, MiB/s`, (r) => fmt(r.ASYNC_MASTER.catchUp?.mbps)));
-  if (labels.every((l) => out.results[l].failover)) console.log(row('consumer reads from the slave after kill -9, ms', (r) => fmt(r.failover.resumeAfterKillMs)));
+  if (labels.every((l) => out.results[l].failover)) console.log(row('consumer reads from the slave after kill -9, ms', (r) => fmt(r.failover.slaveServesAfterKillMs)));
 }
 
 function fmt(v) {

@@ -9,7 +9,7 @@
 //   sync-store-loss     SYNC_MASTER (inSyncReplicas=2) + slave under 8 sends in flight; kill -9 of the master and
 //                       its store deleted: every acknowledged message must be in the slave's commit log
 //   async-store-loss    the same with ASYNC_MASTER: how many acknowledged messages the slave lacked (measured)
-//   slave-down          SYNC_MASTER, slaveTimeout=1000: a dead slave, a stalled link, the link back (answer codes
+//   slave-down          SYNC_MASTER, slaveTimeout=1000: a dead slave, a stalled one (SIGSTOP), going on (answer codes
 //                       and times; 4.9.8 semantics with --ha-semantics=4.9.8 or the official 4.9.8)
 //
 //   node compat/ha-faults.mjs [--servers=ours,5.3.3] [--scenarios=all|a,b] [--seed=N] [--quick] [--json=FILE]

@@ -2,7 +2,12 @@
 // Captures the classic HA port's bytes between an official master and an official slave of the same version,
 // through a TCP proxy in front of the master's HA port (the slave's haMasterAddress points at it):
 //
-//   node compat/capture/capture-ha.mjs --version=5.3.3 [--out=protocol/ha/official-5.3.3.json]
+//   node compat/capture/capture-ha.mjs --version=4.9.8 [--slave=official|ours] [--out=FILE]
+//
+// --slave=ours puts our slave behind the proxy instead (the master's frames are still the official broker's). An
+// official 5.3.3 slave cannot be pointed at a proxy: it never links when haMasterAddress is set (the address
+// reaches DefaultHAService before its HA client exists: BrokerController.initialize runs before
+// DefaultMessageStore.start creates it), so 5.3.3 is captured with --slave=ours.
 //
 // The master gets 3 messages before the slave starts (so the slave asks for the log from 0) and 2 more after it
 // caught up; the capture runs until both sides sent heartbeats (> haSendHeartbeatInterval of silence). The file
@@ -13,13 +18,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OfficialServer, children, killTree, pickPorts, usedPorts } from '../lib/servers.mjs';
+import { OfficialServer, OursServer, children, killTree, pickPorts, stopAllServers, usedPorts } from '../lib/servers.mjs';
 import { Message, Remote, producer, sleep, waitFor } from '../lib/ha-tools.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const version = args.version ?? '5.3.3';
-const out = args.out ?? path.join(ROOT, 'protocol', 'ha', `official-${version}.json`);
+const slaveKind = args.slave ?? 'official';
+const out = args.out ?? path.join(ROOT, 'protocol', 'ha', slaveKind === 'ours' ? `official-${version}-master.json` : `official-${version}.json`);
 const say = (m) => console.log(`[capture-ha ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
 async function main() {
@@ -29,9 +35,14 @@ async function main() {
   const ns = `127.0.0.1:${master.ports.ns}`;
   const proxyPorts = await pickPorts(usedPorts(master.ports));
   const proxyPort = proxyPorts.broker;
-  const slave = new OfficialServer(version, tmp, tmp, {
-    name: 'slave', namesrvAddr: ns, extra: `brokerId=1\nbrokerRole=SLAVE\nhaMasterAddress=127.0.0.1:${proxyPort}`,
-  });
+  const slave = slaveKind === 'ours'
+    ? new OursServer(tmp, tmp, {
+      name: 'slave', namesrvAddr: ns,
+      extraArgs: ['--brokerId=1', '--brokerRole=SLAVE', `--haMasterAddress=127.0.0.1:${proxyPort}`, '--mappedFileSizeCommitLog=67108864'],
+    })
+    : new OfficialServer(version, tmp, tmp, {
+      name: 'slave', namesrvAddr: ns, extra: `brokerId=1\nbrokerRole=SLAVE\nhaMasterAddress=127.0.0.1:${proxyPort}`,
+    });
   slave.ports = await pickPorts([...usedPorts(master.ports), ...usedPorts(proxyPorts)]);
   const chunks = [];
   let openedAt = 0;
@@ -82,7 +93,7 @@ async function main() {
       capturedWith: `compat/capture/capture-ha.mjs --version=${version}`,
       capturedAt: new Date().toISOString(),
       master: `official ${version} (ASYNC_MASTER, mappedFileSizeCommitLog 67108864)`,
-      slave: `official ${version} (SLAVE, brokerId 1, empty store)`,
+      slave: slaveKind === 'ours' ? 'rocketmq-ts (SLAVE, brokerId 1, empty store)' : `official ${version} (SLAVE, brokerId 1, empty store)`,
       masterLogEnd: end,
       chunks,
     }, null, 1)}\n`);
@@ -96,8 +107,9 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (e) => {
+main().then(() => process.exit(0), async (e) => {
   console.error(`capture-ha: ${e.stack ?? e}`);
+  await stopAllServers();
   for (const ch of children) killTree(ch, 'SIGKILL');
   process.exit(1);
 });

@@ -106,6 +106,26 @@ export class Group {
     fs.mkdirSync(this.storeRoot(this.master), { recursive: true });
   }
 
+  /** The slave's process id (ours: the node process; official: the broker JVM). */
+  slavePid() {
+    if (this.slave.label === 'ours') return this.slave.pid;
+    return Number(fs.readFileSync(path.join(this.slave.store, 'broker.pid'), 'utf8').trim());
+  }
+
+  /**
+   * SIGSTOP / SIGCONT of the slave: a stalled slave whose TCP links stay open (nothing is read or acked), as behind
+   * a congested network. (Re-pointing an official 5.3.3 slave at a proxy is not possible: it ignores
+   * haMasterAddress, whose value reaches its HA client before the client exists — BrokerController.initialize runs
+   * before DefaultMessageStore.start creates it.)
+   */
+  pauseSlave() {
+    process.kill(this.slavePid(), 'SIGSTOP');
+  }
+
+  resumeSlave() {
+    process.kill(this.slavePid(), 'SIGCONT');
+  }
+
   /** Starts the (killed or stopped) slave again on its store and ports with changed settings. */
   async restartSlaveWith(changes) {
     const ports = this.slave.ports;

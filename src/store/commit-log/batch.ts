@@ -84,7 +84,7 @@ export function stageReported(batch: Batch, stage: 'flush' | 'replica', status: 
 export function batchDispatched(batch: Batch): void {
   batch.dispatched = true;
   if (batch.waiting === 0) {
-    // The common case (ASYNC_FLUSH, no replica stage): no per-waiter flag to look at, no status to merge.
+    // No put waits (all WAIT=false): nothing to look at per waiter, no status to merge.
     batch.answered = true;
     for (const w of batch.waiters) w.resolve(w.result);
     return;

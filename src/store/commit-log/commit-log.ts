@@ -32,6 +32,8 @@ export { mergePutStatus } from './batch.js';
 const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
 const NO_BYTES = Buffer.alloc(0);
+/** readForReplica: data this close to the written end is read on the event loop (it is in the page cache). */
+const REPLICA_READ_ON_LOOP_BYTES = 256 * 1024 * 1024;
 
 /** The default factory: the local segment-file log. */
 export const localCommitLog: CommitLogFactory = (deps) => new CommitLog(deps);
@@ -471,7 +473,8 @@ export class CommitLog implements CommitLogPort {
     const seg = this.segmentFor(offset);
     if (!seg) return null;
     const end = Math.min(this.writtenOffset, seg.endOffset, offset + maxBytes);
-    return this.read(offset, end - offset, true);
+    // A slave catching up reads old data: off the event loop unless it is recent enough to be in the page cache.
+    return this.read(offset, end - offset, this.writtenOffset - offset <= REPLICA_READ_ON_LOOP_BYTES);
   }
 
   /**
