@@ -15,6 +15,8 @@
 //              acl2:same-outcomes for 5.x, compat/acl-official.mjs / acl2-official.mjs; skipped with --quick)
 //            --side=false (no extra servers: no noAutoCreate scenarios, no diff)  --diff=false (no differential
 //              probe)  --side-only (only the extra servers)
+//            --ha=false (no master/slave rows, compat/ha-compat.mjs: ha:ours-master/ours-slave and, per official
+//              version V, ha:ours-master/official-V-slave and ha:official-V-master/ours-slave)  --ha-only (only those)
 //
 // Per server: start it on free ports (< 32768) with a temp store; run compat/java/run.sh all with each Java client,
 // compat/go/run.sh, then the restart phases (run.sh restart -Dphase=produce per Java client, restart the server on
@@ -33,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { caseName as storeCaseName } from './store-compat.mjs';
+import { caseName as haCaseName } from './lib/ha-cases.mjs';
 import {
   OfficialProxy, OfficialServer, OursServer, children, killTree, pickPorts, run, sleep, usedPorts,
 } from './lib/servers.mjs';
@@ -74,7 +77,7 @@ function usage(msg) {
 function parseArgs(argv) {
   const o = {
     server: 'ours', officialVersion: '4.9.8', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0', store: 'clean',
-    side: true, diff: true, sideOnly: false,
+    side: true, diff: true, sideOnly: false, ha: true, haOnly: false,
   };
   for (const a of argv) {
     const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
@@ -295,6 +298,12 @@ async function main() {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+
+  if (opts.haOnly) {
+    await runHaRows({ opts, results, logDir, timed });
+    if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+    return finish({ opts, results, timings, notes, t0, name, resultsDir, logDir });
+  }
 
   // ---- preparation (builds/fetches before any server runs)
   const javaLists = {};
@@ -518,10 +527,14 @@ async function main() {
   if (!interrupted) await runStoreMoves({ opts, javaClients, results, logDir, tmp, timed });
   if (!interrupted) await runRetentionDiff({ opts, javaClients, results, logDir, timed });
   if (!interrupted) await runAclDiff({ opts, javaClients, results, logDir, timed });
+  if (!interrupted && opts.ha) await runHaRows({ opts, results, logDir, timed });
 
   if (opts.keep) progress(`stores kept in ${tmp}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
+  finish({ opts, results, timings, notes, t0, name, resultsDir, logDir });
+}
 
+function finish({ opts, results, timings, notes, t0, name, resultsDir, logDir }) {
   const wallSeconds = +((Date.now() - t0) / 1000).toFixed(1);
   printMatrix(results, opts, wallSeconds, timings, notes);
   const json = {
@@ -546,6 +559,40 @@ async function main() {
   fs.writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
   console.log(`results: ${path.relative(ROOT, file)} (raw logs: ${path.relative(ROOT, logDir)}/)`);
   process.exit(json.failures > 0 || notes.length > 0 ? 1 : 0);
+}
+
+/**
+ * Master/slave groups (compat/ha-compat.mjs): ours/ours always, and ours with each official version of the run in
+ * both roles. Rows ha:…, column "ali-ons × ha group" (the producing client; reads are raw remoting pulls).
+ */
+async function runHaRows({ opts, results, logDir, timed }) {
+  const versions = opts.servers.filter((s) => s.kind === 'official').map((s) => s.version);
+  const rows = ['ours/ours', ...(versions.length ? ['ours/official', 'official/ours'] : [])];
+  const col = 'ali-ons × ha group';
+  results.addColumn(col);
+  const cases = [{ master: 'ours', slave: 'ours' }];
+  for (const v of versions) cases.push({ master: 'ours', slave: v }, { master: v, slave: 'ours' });
+  for (const c of cases) results.expect('ha', haCaseName(c));
+  const json = path.join(logDir, 'ha-compat.json');
+  const args = [path.join(COMPAT, 'ha-compat.mjs'), `--rows=${rows.join(',')}`, `--versions=${versions.join(',') || '5.3.3'}`,
+    `--json=${json}`, `--log-dir=${path.join(logDir, 'ha')}`, ...(opts.keep ? ['--keep'] : [])];
+  progress(`master/slave rows: node ${path.relative(ROOT, args[0])} ${args.slice(1).join(' ')}`);
+  const r = await timed('ha rows', () => run(process.execPath, args, {
+    logFile: path.join(logDir, 'ha-compat.log'),
+    onLine: (l) => {
+      if (l !== null && l.trim() && !/ ok {3}(view|key|queue)/.test(l)) progress(`  ${l.replace(/^\[ha-compat [\d:]+\] /, '')}`);
+    },
+  }));
+  let out = null;
+  try {
+    out = JSON.parse(fs.readFileSync(json, 'utf8'));
+  } catch {
+    /* no report */
+  }
+  for (const res of out?.results ?? []) results.record('ha', res.name, col, res.status, res.reason, res.seconds);
+  for (const c of cases) {
+    if (!results.get(haCaseName(c), col)) results.record('ha', haCaseName(c), col, 'FAIL', `no outcome (ha-compat.mjs exited ${r.code}${lastWords(r.output)})`);
+  }
 }
 
 function lastWords(output) {
@@ -821,7 +868,7 @@ async function runMqadmin(results, c, logDir, timed) {
 
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'mqadmin', 'store', 'retention', 'acl'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'mqadmin', 'store', 'retention', 'acl', 'ha'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));

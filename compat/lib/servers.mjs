@@ -16,6 +16,16 @@ const OFFICIAL = path.join(COMPAT, 'official/official.sh');
 export const children = new Set();
 
 /**
+ * Servers started and not yet stopped. Official brokers outlive official.sh (nohup), so a script that dies must
+ * stop these itself: stopAllServers() from its crash handler.
+ */
+export const liveServers = new Set();
+
+export async function stopAllServers() {
+  await Promise.allSettled([...liveServers].map((s) => s.stop()));
+}
+
+/**
  * Runs a command, tee-ing its output into `logFile` and handing each complete line to `onLine`.
  * Resolves { code, output }.
  */
@@ -111,13 +121,17 @@ export const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.
 
 /**
  * Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). `name` names its store and log
- * (several may run at once), `extraArgs` are more --key=value settings.
+ * (several may run at once), `extraArgs` are more --key=value settings. With `namesrvAddr` it runs
+ * `node dist/main.js broker -n ADDR` instead (a broker joining another server's nameserver, e.g. a slave).
  */
 export class OursServer {
-  constructor(tmp, logDir, { name = 'ours', extraArgs = [] } = {}) {
+  constructor(tmp, logDir, { name = 'ours', extraArgs = [], namesrvAddr = null, namesrvOnly = false } = {}) {
     this.label = 'ours';
     this.name = name;
     this.extraArgs = extraArgs;
+    this.namesrvAddr = namesrvAddr;
+    // `node dist/main.js namesrv --listenPort=ports.ns` alone (a nameserver that outlives the brokers it serves)
+    this.namesrvOnly = namesrvOnly;
     this.store = path.join(tmp, `store-${name}`);
     this.logFile = path.join(logDir, `server-${name}.log`);
     this.proc = null;
@@ -128,9 +142,13 @@ export class OursServer {
     const main = path.join(ROOT, 'dist/main.js');
     if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
     fs.mkdirSync(this.store, { recursive: true });
-    const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
-      `--storePathRootDir=${this.store}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`, '--transactionCheckInterval=2000',
-      '--enablePropertyFilter=true', ...this.extraArgs];
+    // the embedded nameserver keeps its KV config in this store, never in ~/namesrv
+    const head = this.namesrvAddr ? [main, 'broker', '-n', this.namesrvAddr]
+      : [main, 'start', `--namesrvPort=${this.ports.ns}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`];
+    const args = this.namesrvOnly
+      ? [main, 'namesrv', `--listenPort=${this.ports.ns}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`, ...this.extraArgs]
+      : [...head, `--listenPort=${this.ports.broker}`,
+        `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;
@@ -168,6 +186,7 @@ export class OursServer {
         if (seen.length > 200_000) seen = seen.slice(-100_000);
         if (/rocketmq-ts ready: /.test(seen)) {
           this.proc = child;
+          liveServers.add(this);
           finish(true);
         }
       };
@@ -183,6 +202,7 @@ export class OursServer {
   }
 
   async stop() {
+    liveServers.delete(this);
     const child = this.proc;
     if (!child) return;
     const closed = new Promise((r) => child.once('close', r));
@@ -190,6 +210,19 @@ export class OursServer {
     const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
     await closed;
     clearTimeout(t);
+  }
+
+  /** kill -9 (a crash: nothing is flushed or unregistered). */
+  async kill() {
+    const child = this.proc;
+    if (!child) return;
+    const closed = new Promise((r) => child.once('close', r));
+    killTree(child, 'SIGKILL');
+    await closed;
+  }
+
+  get pid() {
+    return this.proc?.pid ?? null;
   }
 
   async restart() {
@@ -208,11 +241,14 @@ export class OursServer {
  * and log, `extra` are more broker.properties lines (OFFICIAL_BROKER_EXTRA).
  */
 export class OfficialServer {
-  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '', env = {} } = {}) {
+  constructor(version, tmp, logDir, { name = `official-${version}`, extra = '', namesrvAddr = null, env = {} } = {}) {
     this.version = version;
+    // more environment for official.sh (e.g. the benchmarks' JVM options wrapper)
+    this.env = env;
     this.label = `official-${version}`;
     this.extra = extra;
-    this.env = env;
+    // With namesrvAddr: no nameserver of its own; the broker registers there (a slave joining another group).
+    this.namesrvAddr = namesrvAddr;
     this.store = path.join(tmp, `store-${name}`);
     this.logFile = path.join(logDir, `server-${name}.log`);
     this.started = false;
@@ -228,18 +264,39 @@ export class OfficialServer {
   async start() {
     if (!this.ports) this.ports = await pickPorts();
     fs.mkdirSync(this.store, { recursive: true });
+    const env = { ...this.env, ...(this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {}) };
+    if (this.namesrvAddr) Object.assign(env, { OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr });
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
-      { logFile: this.logFile, env: { ...this.env, ...(this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {}) } });
+      { logFile: this.logFile, env });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
       throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     }
     this.started = true;
+    liveServers.add(this);
   }
 
   async stop() {
+    liveServers.delete(this);
     if (!this.started) return;
     await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
     this.started = false;
+  }
+
+  /** kill -9 of the broker (its nameserver, if any, stays up); restartBroker() brings it back on its store. */
+  async kill() {
+    if (!this.started) return;
+    await run('bash', [OFFICIAL, 'kill', this.store], { logFile: this.logFile });
+    this.brokerKilled = true;
+  }
+
+  /** Starts the broker again on its store after kill(), registering with the same nameserver as before. */
+  async restartBroker() {
+    const env = { ...this.env, OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr ?? `127.0.0.1:${this.ports.ns}` };
+    if (this.extra) env.OFFICIAL_BROKER_EXTRA = this.extra;
+    const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
+      { logFile: this.logFile, env });
+    if (r.code !== 0 || !/^ready ns=/m.test(r.output)) throw new Error(`official.sh start (broker again) failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
+    this.brokerKilled = false;
   }
 
   async restart() {

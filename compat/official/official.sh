@@ -4,6 +4,7 @@
 #   official.sh fetch [VERSION]                          # default 4.9.8; "5.3.x" / "5.3" = newest 5.3.x on Maven Central
 #   official.sh start VERSION STOREDIR NSPORT BROKERPORT # prints "ready ns=127.0.0.1:NSPORT broker=127.0.0.1:BROKERPORT"
 #   official.sh stop STOREDIR
+#   official.sh kill STOREDIR                            # SIGKILL the broker (a crash; the nameserver stays up)
 #   official.sh version VERSION                          # print the resolved concrete version
 #   official.sh proxy-start VERSION DIR NAMESRV GRPCPORT REMOTINGPORT
 #                                                        # rocketmq-proxy (5.x) in cluster mode in front of any
@@ -15,8 +16,10 @@
 # Ports used by the broker: BROKERPORT, BROKERPORT-2 (VIP/"fast" channel) and BROKERPORT+1 (HA). Prefer ports
 # below 32768 (outside Linux's ephemeral range) so client sockets cannot hold them.
 # Env: OFFICIAL_START_TIMEOUT (s, default 180), OFFICIAL_STOP_TIMEOUT (s before KILL, default 30),
-#   OFFICIAL_BROKER_NAMESRV (namesrvAddr the broker registers with; default 127.0.0.1:NSPORT - e.g. a capture proxy),
-#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x),
+#   OFFICIAL_BROKER_NAMESRV (namesrvAddr the broker registers with; default 127.0.0.1:NSPORT - e.g. a capture proxy;
+#   readiness is then checked against its first address), OFFICIAL_NO_NAMESRV=1 (start no nameserver: the broker
+#   registers with OFFICIAL_BROKER_NAMESRV, e.g. a slave joining another server's group; NSPORT is not used),
+#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x).
 #   OFFICIAL_PROXY_EXTRA (extra rmq-proxy.json members, e.g. '"enableBatchAck":true').
 # The proxy's jars (rocketmq-proxy and its runtime dependencies) go to compat/.cache/official-<version>/proxy-lib.
 # Proxy ports bind 0.0.0.0 (no bind option in 5.3.3): use ports below 32768 and dial 127.0.0.1.
@@ -217,10 +220,20 @@ cmd_start() {
   mkdir -p "$2"; store="$(cd "$2" && pwd)"
   local lib="$CACHE/official-$v/lib"
   [ -f "$lib/.complete" ] || cmd_fetch "$v" >/dev/null
-  for f in namesrv.pid broker.pid; do
+  local kinds="namesrv broker" ports="$nsport $bport $((bport - 2)) $((bport + 1))"
+  if [ -n "${OFFICIAL_NO_NAMESRV:-}" ]; then
+    [ -n "${OFFICIAL_BROKER_NAMESRV:-}" ] || die "OFFICIAL_NO_NAMESRV needs OFFICIAL_BROKER_NAMESRV"
+    kinds="broker"; ports="$bport $((bport - 2)) $((bport + 1))"
+  fi
+  local f
+  for f in $kinds; do
+    f="$f.pid"
     if [ -f "$store/$f" ] && alive "$(cat "$store/$f")"; then die "$store/$f: process $(cat "$store/$f") still running (stop first)"; fi
   done
-  for p in "$nsport" "$bport" $((bport - 2)) $((bport + 1)); do
+  # readiness: the broker must show up in the cluster info of the nameserver it registers with (the first one)
+  local readyport=$nsport
+  if [ -n "${OFFICIAL_BROKER_NAMESRV:-}" ]; then readyport="${OFFICIAL_BROKER_NAMESRV%%;*}"; readyport="${readyport##*:}"; fi
+  for p in $ports; do
     port_free "$p" || die "port $p on 127.0.0.1 already in use"
   done
 
@@ -283,7 +296,7 @@ EOF
   # nameserver, then broker. A bind failure ("Address already in use": e.g. a port still held by a lingering
   # socket right after a stop, or taken as an ephemeral port by some client) is retried a few times.
   local deadline=$(( SECONDS + START_TIMEOUT )) kind attempt rc
-  for kind in namesrv broker; do
+  for kind in $kinds; do
     for attempt in 1 2 3 4 5 6; do
       rc=0; launch "$kind" || rc=$?
       [ $rc -eq 0 ] && break
@@ -311,7 +324,7 @@ launch() {
   while true; do
     if grep -q "boot success" "$logs/$kind.out" 2>/dev/null; then
       [ "$kind" = namesrv ] && return 0
-      ns_cluster_info "$nsport" | grep -q "127.0.0.1:$bport" && return 0
+      ns_cluster_info "$readyport" | grep -q "127.0.0.1:$bport" && return 0
     fi
     if ! alive "$pid"; then
       rm -f "$store/$kind.pid"
@@ -412,10 +425,21 @@ cmd_proxy_stop() {
   echo "stopped proxy $1"
 }
 
+cmd_kill() {
+  [ $# -eq 1 ] || die "usage: kill STOREDIR"
+  local f="$1/broker.pid" pid
+  [ -f "$f" ] || { echo "no broker running in $1"; return 0; }
+  pid=$(cat "$f")
+  if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; while alive "$pid"; do sleep 0.05; done; fi
+  rm -f "$f"
+  echo "killed broker $pid"
+}
+
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
+  kill) shift; cmd_kill "$@" ;;
   version) shift; resolve_version "${1:-$DEFAULT_VERSION}" ;;
   proxy-fetch) shift; fetch_proxy "$(resolve_version "${1:-5.3.3}")" ;;
   proxy-start) shift; cmd_proxy_start "$@" ;;

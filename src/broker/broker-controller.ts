@@ -6,6 +6,12 @@ import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.j
 import { RemotingServer } from '../remoting/server.js';
 import { TlsAcceptor, clientTlsOptions, createServerTlsContext } from '../remoting/tls.js';
 import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/index.js';
+import { HaClient } from '../ha/ha-client.js';
+import { HaService } from '../ha/ha-service.js';
+import { BrokerRoleSwitch, prepareRoleConfig } from './broker-role.js';
+import { gateByRole } from './role-gate.js';
+import { SlaveSynchronize } from './slave/slave-synchronize.js';
+import { adminHaProcessors } from './processors/admin-ha.js';
 import { ConsumerManager } from './client/consumer-manager.js';
 import { ProducerManager } from './client/producer-manager.js';
 import { RebalanceLockManager } from './client/rebalance-lock-manager.js';
@@ -51,12 +57,16 @@ import { TopicConfigManager } from './topic/topic-config-manager.js';
 import { TransactionCheckService } from './transaction/transaction-check-service.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
 import { SAMPLE_INTERVAL_MS as TOPIC_PUT_SAMPLE_INTERVAL_MS, TopicPutStats } from './topic-put-stats.js';
+import { timerCheckpointPath } from './timer/timer-checkpoint.js';
+import { saveFileAtomicSync } from '../common/table-file.js';
 
 export interface Broker {
   start(): Promise<void>;
   shutdown(): Promise<void>;
   brokerAddr(): string;
   readonly port: number;
+  /** The HA port bound (0 before start). */
+  readonly haPort: number;
   readonly context: BrokerContext;
   /** POP consumption (pop, ack, change invisible time, dead letters), for every transport. */
   readonly pop: PopService;
@@ -74,6 +84,7 @@ const ACL_FILE_WATCH_INTERVAL_MS = 1000;
 /** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
 export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const log = logger.child({ component: 'broker' });
+  prepareRoleConfig(config);
   const dispatcher = new RequestDispatcher(log);
   const server = new RemotingServer(log, dispatcher);
   const client = new RemotingClient(log, undefined, clientTlsOptions(config));
@@ -88,11 +99,26 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   };
 
   // The store takes its keys (STORE_SCHEMA) from the broker's config; runtime changes reach it via updateConfig.
-  const store: MessageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }));
+  const messageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }));
+  const store: MessageStore = messageStore;
+  // Replication: every broker listens on the HA port; a slave links to its master's (src/ha).
+  const haLog = log.child({ component: 'ha' });
+  const haService = new HaService(messageStore.commitLog, config, haLog);
+  const haClient = new HaClient(messageStore.commitLog, config, haLog);
 
   let registration: NamesrvRegistration | undefined;
   const topicConfigManager = new TopicConfigManager(config, log, () => void registration?.registerAll());
-  registration = new NamesrvRegistration(config, client, topicConfigManager, brokerAddr, log);
+  let slaveSync: SlaveSynchronize | undefined;
+  let lastTimerCheckpoint: Buffer | undefined;
+  registration = new NamesrvRegistration(config, client, topicConfigManager, brokerAddr, log, {
+    haServerAddr: () => `${config.brokerIP2 || config.brokerIP1}:${haService.port}`,
+    // Java BrokerController.handleRegisterBrokerResult: the master's HA address (unless haMasterAddress pins it)
+    // and, always, the master address metadata is synced from (none while the nameserver knows no live master).
+    onResult: (r) => {
+      haClient.updateMasterAddress(r.haServerAddr);
+      if (slaveSync) slaveSync.masterAddr = r.masterAddr ?? null;
+    },
+  });
   const subscriptionGroupManager = new SubscriptionGroupManager(config, log);
   const consumerOffsetManager = new ConsumerOffsetManager(config, log);
   const consumerManager = new ConsumerManager(config, log, subscriptionGroupManager);
@@ -121,6 +147,22 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     brokerName: () => config.brokerName,
     logger: log.child({ component: 'transaction-check' }),
   });
+  slaveSync = new SlaveSynchronize({
+    config, client, logger: log.child({ component: 'slave-sync' }), topics: topicConfigManager, offsets: consumerOffsetManager,
+    groups: subscriptionGroupManager, schedule: scheduleMessageService, selfAddr: brokerAddr,
+    // Kept as Java's config/timercheck: taken over by the timer service if this store is ever started as a master.
+    onTimerCheckpoint: (body) => {
+      const page = Buffer.alloc(4096);
+      body.copy(page, 0, 0, Math.min(body.length, 56));
+      if (lastTimerCheckpoint?.equals(page)) return;
+      lastTimerCheckpoint = page;
+      saveFileAtomicSync(timerCheckpointPath(config.storePathRootDir), page);
+    },
+  });
+  const roleSwitch = new BrokerRoleSwitch({
+    config, store: messageStore, ha: haService, haClient, slaveSync, schedule: scheduleMessageService, timer: timerMessageService,
+    transactionCheck: transactionCheckService, registerAll: () => registration.registerAll(), logger: log,
+  });
   const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0, topicPuts: new TopicPutStats() };
   setInterval(() => stats.topicPuts.sample(), TOPIC_PUT_SAMPLE_INTERVAL_MS).unref();
 
@@ -142,6 +184,20 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     registerBrokerAll: () => registration.registerAll(),
     stats,
     startTimeMs: Date.now(),
+    ha: {
+      // Java DefaultHAService.getRuntimeInfo: a slave shows its link to the master, a master its slaves' links.
+      runtimeInfo: () => {
+        const isSlave = config.brokerRole === 'SLAVE';
+        const links = haService.connectionInfo();
+        return {
+          haClientRuntimeInfo: isSlave ? haClient.info() : { activated: false, lastReadTimestamp: 0, lastWriteTimestamp: 0, masterFlushOffset: 0, maxOffset: 0, transferredByteInSecond: 0 },
+          haConnectionInfo: isSlave ? [] : links.haConnectionInfo,
+          inSyncSlaveNums: isSlave ? 0 : links.inSyncSlaveNums,
+          master: !isSlave,
+          masterCommitLogMaxOffset: isSlave ? 0 : links.masterCommitLogMaxOffset,
+        };
+      },
+    },
   };
 
   const pop = new PopService(ctx);
@@ -149,6 +205,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
 
   // Every request family the broker serves, by transport-independent table (Java BrokerController.registerProcessor).
   const processorTables: ProcessorTable[] = [
+    adminHaProcessors(ctx),
     sendMessageProcessors(ctx),
     pullMessageProcessors(ctx),
     popMessageProcessors(pop),
@@ -175,7 +232,12 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   processorTables.push(aclAdminProcessors(ctx, acl));
   const auth = setupAuth(config, log.child({ component: 'auth' }));
   processorTables.push(authAdminProcessors(ctx, auth?.store));
-  for (const table of processorTables) dispatcher.registerTable(table);
+  // What the role refuses (role-gate.ts) sits in front of the processors it concerns.
+  for (const table of processorTables) dispatcher.registerTable(gateByRole(config, table));
+  // A 4.9.8 slave counts replicated messages as puts (its store statistics; 5.3.3 counts only sends).
+  store.onDispatch(() => {
+    if (config.brokerRole === 'SLAVE' && config.haSemantics === '4.9.8') stats.msgPutTotal++;
+  });
   let metrics: BrokerMetrics | undefined;
   let metricsServer: import('node:http').Server | undefined;
   let webConsole: WebConsole | undefined;
@@ -201,6 +263,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     brokerAddr,
     get port() {
       return boundPort;
+    },
+    get haPort() {
+      return haService.port;
     },
     async start() {
       if (acl) {
@@ -233,11 +298,10 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       store.onDispatch(timerMessageService.onDispatch);
       timerMessageService.load();
       await store.start();
-      scheduleMessageService.start();
-      // Java creates the TimerMessageStore only with timerWheelEnable; slaves do not dequeue.
-      if (config.timerWheelEnable && config.brokerRole !== 'SLAVE') await timerMessageService.start();
+      // haListenPort 0: listenPort + 1 (Java 5.3.3), or a free port when listenPort is 0 too.
+      await haService.listen(config.haListenPort || (config.listenPort > 0 ? config.listenPort + 1 : 0));
       transactionalMessageService.start();
-      if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
+      await roleSwitch.applyRole(config.brokerRole, { register: false });
       pop.start();
       topicConfigManager.persist();
       const tlsMode = config['tls.server.mode'];
@@ -259,9 +323,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
       await pop.shutdown();
-      await scheduleMessageService.shutdown();
-      await timerMessageService.shutdown();
-      await transactionCheckService.shutdown();
+      await roleSwitch.stopAll();
+      await haService.close();
       consumerManager.shutdown();
       await server.close();
       await client.close();

@@ -35,6 +35,8 @@ export interface BrokerContext {
   registerBrokerAll(): Promise<void>;
   /** Counters for GET_BROKER_RUNTIME_INFO. */
   stats: BrokerStats;
+  /** Replication's state for GET_BROKER_HA_STATUS (907); absent in contexts built without HA (unit tests). */
+  ha?: BrokerHaView;
   startTimeMs: number;
 }
 
@@ -52,4 +54,9 @@ export interface BrokerMetricsSink {
   /** A stored send: the producer's properties string decides message_type. */
   messagesStored(topic: string, properties: string, count: number, wroteBytes: number): void;
   messagesPulled(topic: string, group: string, count: number, bytes: number): void;
+}
+
+/** What admin requests see of replication (Java HARuntimeInfo). */
+export interface BrokerHaView {
+  runtimeInfo(): Record<string, unknown>;
 }

@@ -14,6 +14,21 @@ export function parseNamesrvAddrs(value: string): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** What a nameserver answers a registering slave about its master (Java RegisterBrokerResult). */
+export interface RegisterResult {
+  /** The master's HA address (`brokerIP2:haListenPort`), when the nameserver knows a live master of the group. */
+  haServerAddr?: string;
+  /** The master's `brokerIP1:listenPort`. */
+  masterAddr?: string;
+}
+
+export interface RegistrationHooks {
+  /** `brokerIP2:haListenPort` as registered (default brokerIP2 or brokerIP1 : listenPort + 1). */
+  haServerAddr?: () => string;
+  /** The first answer of each round (completion order, as Java 5.3.3 takes the first non-null result). */
+  onResult?: (result: RegisterResult) => void;
+}
+
 /**
  * Broker → nameserver registration (Java BrokerOuterAPI.registerBrokerAll): every nameserver, in parallel,
  * at start, every registerNameServerPeriod and after topic changes; UNREGISTER_BROKER on shutdown.
@@ -29,6 +44,7 @@ export class NamesrvRegistration {
     private readonly topics: TopicConfigManager,
     private readonly brokerAddr: () => string,
     private readonly logger: Logger,
+    private readonly hooks: RegistrationHooks = {},
   ) {}
 
   start(): Promise<void> {
@@ -62,6 +78,8 @@ export class NamesrvRegistration {
     );
     // Java UtilAll.crc32 clears the sign bit; the official namesrv compares against that.
     const crc = zlib.crc32(body) & 0x7fffffff;
+    const haServerAddr = this.hooks.haServerAddr?.() ?? `${this.config.brokerIP2 || this.config.brokerIP1}:${this.config.listenPort + 1}`;
+    let answered = false;
     await Promise.all(
       addrs.map(async (addr) => {
         const req = createRequest(
@@ -71,7 +89,7 @@ export class NamesrvRegistration {
             brokerId: String(this.config.brokerId),
             brokerName: this.config.brokerName,
             clusterName: this.config.brokerClusterName,
-            haServerAddr: `${this.config.brokerIP2 || this.config.brokerIP1}:${this.config.listenPort + 1}`,
+            haServerAddr,
             compressed: 'false',
             bodyCrc32: String(crc),
           },
@@ -79,7 +97,12 @@ export class NamesrvRegistration {
         );
         try {
           const res = await this.client.request(addr, req, this.config.registerBrokerTimeoutMills);
-          if (res.code !== ResponseCode.SUCCESS) this.logger.warn({ addr, code: res.code, remark: res.remark }, 'register broker refused');
+          if (res.code !== ResponseCode.SUCCESS) {
+            this.logger.warn({ addr, code: res.code, remark: res.remark }, 'register broker refused');
+          } else if (!answered) {
+            answered = true;
+            this.hooks.onResult?.({ haServerAddr: res.extFields.haServerAddr, masterAddr: res.extFields.masterAddr });
+          }
         } catch (err) {
           this.logger.warn({ addr, err: (err as Error).message }, 'register broker failed');
         }

@@ -26,7 +26,6 @@ const BROKER_OWN_SCHEMA = {
   listenPort: { type: 'int', default: 10911, min: 0, max: 65535 },
   // The VIP channel (Java binds listenPort - 2). 0 = listenPort - 2, -1 = off.
   fastListenPort: { type: 'int', default: 0, min: -1, max: 65535 },
-  brokerRole: { type: 'enum', default: 'ASYNC_MASTER', values: ['ASYNC_MASTER', 'SYNC_MASTER', 'SLAVE'] },
   autoCreateTopicEnable: { type: 'bool', default: true, live: true },
   autoCreateSubscriptionGroup: { type: 'bool', default: true, live: true },
   // The queue count of TBW102, created at start.
@@ -97,6 +96,16 @@ const BROKER_OWN_SCHEMA = {
   // ours: the admin web page. -1 = off (default); 0 = a free port; bound to adminWebHost.
   adminWebPort: { type: 'int', default: -1, min: -1, max: 65535 },
   adminWebHost: { type: 'string', default: '127.0.0.1' },
+  // Master/slave (brokerRole and the HA keys are store keys, store/config.ts).
+  /** Slaves serve pulls and consumers are told to read from them when the master is slow (Java false). */
+  slaveReadEnable: { type: 'bool', default: false, live: true },
+  /**
+   * Ours: which official broker's master/slave behaviour to follow where 4.9.8 and 5.3.3 differ (SYNC_MASTER waits
+   * and SLAVE_NOT_AVAILABLE, slave refusals, slave pulls, metadata sync schedule). README "High availability".
+   */
+  haSemantics: { type: 'enum', default: '5.3.3', values: ['5.3.3', '4.9.8'] },
+  /** Ours: slave metadata sync every this many ms instead of the official schedule (0 = official: 60 s in 5.3.3, 10 s in 4.9.8). */
+  slaveSyncAllIntervalMs: { type: 'int', default: 0, min: 0, live: true },
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own and the store's. */

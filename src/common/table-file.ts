@@ -174,7 +174,7 @@ async function saveFileAtomic(file: string, content: string | Uint8Array): Promi
   await fs.promises.rename(tmp, file);
 }
 
-function saveFileAtomicSync(file: string, content: string | Uint8Array): void {
+export function saveFileAtomicSync(file: string, content: string | Uint8Array): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
   const fd = fs.openSync(tmp, 'w');

@@ -100,6 +100,36 @@ export const STORE_SCHEMA = {
    * them only on roll; entries themselves are written every event-loop turn.
    */
   flushIntervalIndex: { type: 'int', default: 10000, min: 0, live: true },
+  // Master/slave replication (Java MessageStoreConfig; HA code in src/ha). The broker changes the role at run time
+  // through one method (broker/broker-role.ts), never through updateBrokerConfig.
+  brokerRole: { type: 'enum', default: 'ASYNC_MASTER', values: ['ASYNC_MASTER', 'SYNC_MASTER', 'SLAVE'] },
+  /** The HA port (raw TCP, every broker listens). 0 = listenPort + 1 (Java 5.3.3; 4.9.8 always uses listenPort + 1). */
+  haListenPort: { type: 'int', default: 0, min: 0, max: 65535 },
+  /** `host:port` of the master's HA port; empty = learn it from the nameserver's register answer (Java: used if >= 6 chars). */
+  haMasterAddress: { type: 'string', default: '' },
+  /** Heartbeat frame (master) and heartbeat report (slave) after this much silence on the link, ms (Java 5000). */
+  haSendHeartbeatInterval: { type: 'int', default: 5000, min: 1, live: true },
+  /** A link that has read nothing for this long is closed, ms (Java 20000). */
+  haHousekeepingInterval: { type: 'int', default: 20000, min: 1, live: true },
+  /** Most commit-log bytes in one transfer frame (Java 32768); an official slave takes at most 4 MiB per frame. */
+  haTransferBatchSize: { type: 'int', default: 32768, min: 1, max: 4 * 1024 * 1024 - 12, live: true },
+  /** 4.9.8 semantics: SYNC_MASTER answers SLAVE_NOT_AVAILABLE when the slaves lag this many bytes or more (Java 256 MiB). */
+  haSlaveFallbehindMax: { type: 'int', default: 268435456, min: 0, live: true },
+  /** 5.3.3 semantics: a slave lagging this many bytes or more is not "in sync" (haStatus), bytes (Java 256 MiB). */
+  haMaxGapNotInSync: { type: 'int', default: 268435456, min: 0, live: true },
+  /** 5.3.3 SYNC_MASTER: copies (the master's included) a send waits for; 1 = no wait (Java 1). */
+  inSyncReplicas: { type: 'int', default: 1, min: 1, max: 64, live: true },
+  /** 5.3.3: only used with enableSlaveActingMaster or the controller, neither of which exists here; accepted (Java 1). */
+  minInSyncReplicas: { type: 'int', default: 1, min: 1, max: 64, live: true },
+  /** SYNC_MASTER: a send waits this long for its slave ack before FLUSH_SLAVE_TIMEOUT (12), ms (Java 3000). */
+  slaveTimeout: { type: 'int', default: 3000, min: 1, live: true },
+  /** A slave corrects pull offsets (OFFSET_TOO_SMALL etc.) as a master does (Java false: it keeps the asked offset). */
+  offsetCheckInSlave: { type: 'bool', default: false, live: true },
+  /**
+   * Ours: a second HA connection from a host that already has a live one is closed (the port carries no slave id;
+   * two links from one slave would count twice). Off for several slaves of one master on one host.
+   */
+  haOneConnectionPerSlaveHost: { type: 'bool', default: true, live: true },
 } as const satisfies Schema;
 
 export type StoreConfig = ConfigOf<typeof STORE_SCHEMA>;

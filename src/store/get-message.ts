@@ -37,7 +37,12 @@ export interface GetContext {
 }
 
 function outcome(status: GetStatus, nextBeginOffset: number, minOffset: number, maxOffset: number): GetResult {
-  return { status, nextBeginOffset, minOffset, maxOffset, records: [], totalBytes: 0 };
+  return { status, nextBeginOffset, minOffset, maxOffset, records: [], totalBytes: 0, suggestPullingFromSlave: false };
+}
+
+/** DefaultMessageStore.nextOffsetCorrection: a slave keeps the asked offset unless offsetCheckInSlave. */
+function corrected(config: StoreConfig, asked: number, next: number): number {
+  return config.brokerRole !== 'SLAVE' || config.offsetCheckInSlave ? next : asked;
 }
 
 /** DefaultMessageStore.isTheBatchFull */
@@ -63,13 +68,13 @@ export async function getMessage(
   const { config } = ctx;
   const cq = ctx.cqStore.find(topic, queueId);
   // Java creates the queue on lookup, so an unknown queue answers like an empty one.
-  if (!cq) return outcome('NO_MESSAGE_IN_QUEUE', 0, 0, 0);
+  if (!cq) return outcome('NO_MESSAGE_IN_QUEUE', corrected(config, offset, 0), 0, 0);
   const min = cq.minOffset;
   const max = cq.maxOffset;
-  if (max === 0) return outcome('NO_MESSAGE_IN_QUEUE', 0, min, max);
-  if (offset < min) return outcome('OFFSET_TOO_SMALL', min, min, max);
+  if (max === 0) return outcome('NO_MESSAGE_IN_QUEUE', corrected(config, offset, 0), min, max);
+  if (offset < min) return outcome('OFFSET_TOO_SMALL', corrected(config, offset, min), min, max);
   if (offset === max) return outcome('OFFSET_OVERFLOW_ONE', offset, min, max);
-  if (offset > max) return outcome('OFFSET_OVERFLOW_BADLY', max, min, max);
+  if (offset > max) return outcome('OFFSET_OVERFLOW_BADLY', corrected(config, offset, max), min, max);
 
   // A filter may reject entries, so it scans up to maxFilterMessageSize worth of them (Java's window); without
   // one every entry is taken and maxMsgNums are enough (a read of 640 bytes instead of 16 KB per pull).
@@ -77,13 +82,14 @@ export async function getMessage(
   const windowEnd = offset + Math.min(maxScan, max - offset);
   // No await between taking an in-memory view and scanning it: the view may move once we yield.
   const first = cq.entriesInMemory(offset, windowEnd - offset) ?? (await cq.readEntriesFromDisk(offset, windowEnd - offset));
-  if (!first) return outcome('OFFSET_FOUND_NULL', cq.rollNextFile(offset), min, max);
+  if (!first) return outcome('OFFSET_FOUND_NULL', corrected(config, offset, cq.rollNextFile(offset)), min, max);
 
   const commitLogMatch = filter?.isMatchedByCommitLog;
   const s: Scan = {
     ctx, maxMsgNums, maxPullBytes: Math.min(Math.max(maxTotalBytes, 100), MAX_PULL_TOTAL_BYTES),
     consumeQueueMatch: filter?.isMatchedByConsumeQueue, nextBeginOffset: offset, skipBelow: -1,
     missStatus: 'NO_MATCHED_MESSAGE', missAt: -1, offsets: [], sizes: [], lastChosenAt: -1, records: [], totalBytes: 0,
+    lastScannedCommitLogOffset: 0,
   };
   let entries: Buffer = first;
   let entriesAt = offset; // queue offset of entries[0]
@@ -118,7 +124,12 @@ export async function getMessage(
     from = 0;
   }
   const status: GetStatus = s.records.length > 0 ? 'FOUND' : s.missStatus;
-  return { status, nextBeginOffset: s.nextBeginOffset, minOffset: min, maxOffset: max, records: s.records, totalBytes: s.totalBytes };
+  // Java: how far the last entry looked at lies behind the log's end, against the in-memory budget.
+  const suggestPullingFromSlave = ctx.commitLog.writtenOffset - s.lastScannedCommitLogOffset > ctx.memoryBudgetBytes;
+  return {
+    status, nextBeginOffset: s.nextBeginOffset, minOffset: min, maxOffset: max, records: s.records, totalBytes: s.totalBytes,
+    suggestPullingFromSlave,
+  };
 }
 
 /** One read's progress through its window of consume-queue entries. */
@@ -127,6 +138,8 @@ interface Scan {
   readonly maxMsgNums: number;
   readonly maxPullBytes: number;
   readonly consumeQueueMatch: ((tagsCode: number) => boolean) | undefined;
+  /** Commit-log offset of the last entry scanned (Java maxPhyOffsetPulling). */
+  lastScannedCommitLogOffset: number;
   /** Queue offset after the last entry scanned. */
   nextBeginOffset: number;
   /** Entries pointing below this commit-log offset are passed over (the rest of a deleted file, rollNextFile). */
@@ -170,6 +183,7 @@ function scanEntries(s: Scan, entries: Buffer, entriesAt: number, from: number):
     if (bytes >= s.maxPullBytes) break;
     const queueOffset = entriesAt + i;
     s.nextBeginOffset = queueOffset + 1;
+    s.lastScannedCommitLogOffset = clOffset;
     if (clOffset < s.skipBelow) continue;
     if (match && !match(readInt64(entries, p + 12))) {
       s.missStatus = 'NO_MATCHED_MESSAGE';

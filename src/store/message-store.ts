@@ -352,6 +352,11 @@ export class DefaultMessageStore implements MessageStore {
     if (this.state !== 'running' || this.commitLog.failure) {
       return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', 'message store is not running'));
     }
+    // DefaultMessageStore.checkStoreStatus: a slave's log only takes what its master ships.
+    if (this.config.brokerRole === 'SLAVE') {
+      // The remark a 4.9.8 slave answers sends with (SendMessageProcessor: "... messages are put to the slave ...").
+      return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', this.cleaner.diskFullRemark()));
+    }
     if (this.cleaner.diskFull) return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', this.cleaner.diskFullRemark()));
     if (msgs.length === 0) return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'empty batch'));
     const first = msgs[0]!;
@@ -501,6 +506,19 @@ export class DefaultMessageStore implements MessageStore {
       }
     }
     return out;
+  }
+
+  /**
+   * The store's part of a role change (the broker's one role method calls it): a slave becoming a master first
+   * settles the replicated tail (a record received in part is dropped) and its queues take offsets from their ends.
+   */
+  async setBrokerRole(role: StoreConfig['brokerRole']): Promise<void> {
+    const wasSlave = this.config.brokerRole === 'SLAVE';
+    this.config.brokerRole = role;
+    if (!wasSlave || role === 'SLAVE') return;
+    await this.commitLog.settleReplicatedTail();
+    await this.cqStore.drainWrites();
+    for (const cq of this.cqStore.all()) if (cq.nextQueueOffset < cq.maxOffset) cq.nextQueueOffset = cq.maxOffset;
   }
 
   getMinPhyOffset(): number {

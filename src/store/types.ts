@@ -30,6 +30,11 @@ export interface MessageToStore {
   storeHost: HostAddress;
   reconsumeTimes: number;
   preparedTransactionOffset: number;
+  /**
+   * Java isWaitStoreMsgOK (the WAIT property; absent = true): false answers the put once written, without waiting
+   * for SYNC_FLUSH's fdatasync or SYNC_MASTER's slave ack. For a batch, the first message's value counts.
+   */
+  waitStoreMsgOK?: boolean;
 }
 
 export type PutStatus =
@@ -77,6 +82,11 @@ export interface GetResult {
   /** Whole stored records, byte-for-byte, in queue order (views or copies). */
   records: Buffer[];
   totalBytes: number;
+  /**
+   * The last consume-queue entry looked at lies further behind the log's end than accessMessageInMemoryMaxRatio % of
+   * RAM (Java GetMessageResult.suggestPullingFromSlave); false when no entry was looked at.
+   */
+  suggestPullingFromSlave: boolean;
 }
 
 /**

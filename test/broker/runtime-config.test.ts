@@ -155,14 +155,15 @@ describe('UPDATE_BROKER_CONFIG on a running broker', () => {
       'brokerIP2', 'brokerId', 'brokerName', 'brokerRole', 'brokerTopicEnable', 'checkCRCOnRecover',
       'cleanResourceInterval', 'clusterTopicEnable', 'commitLogTailCacheBytes', 'consumeQueueTailCacheEntries',
       'defaultTopicQueueNums', 'fastListenPort', 'flushConsumerOffsetInterval', 'flushDiskType',
-      'flushIntervalCommitLog', 'flushIntervalConsumeQueue', 'initAuthenticationUser', 'listenPort',
-      'mappedFileSizeCommitLog', 'mappedFileSizeConsumeQueue', 'maxHashSlotNum', 'maxIndexNum', 'maxMsgsNumBatch',
-      'messageDelayLevel', 'messageIndexEnable', 'messageIndexSafe', 'metricsExporterType', 'metricsPromExporterHost',
-      'metricsPromExporterPort', 'namesrvAddr', 'recoverScanFileNum', 'registerNameServerPeriod', 'reviveQueueNum',
-      'rocketmq.acl.plain.file', 'rocketmqHome', 'storePathCommitLog', 'storePathRootDir', 'timerPrecisionMs',
-      'timerWheelEnable', 'tls.client.authServer', 'tls.client.trustCertPath', 'tls.config.file', 'tls.enable',
-      'tls.server.authClient', 'tls.server.certPath', 'tls.server.keyPassword', 'tls.server.keyPath',
-      'tls.server.mode', 'tls.server.need.client.auth', 'tls.server.trustCertPath',
+      'flushIntervalCommitLog', 'flushIntervalConsumeQueue', 'haListenPort', 'haMasterAddress', 'haSemantics',
+      'initAuthenticationUser', 'listenPort', 'mappedFileSizeCommitLog', 'mappedFileSizeConsumeQueue',
+      'maxHashSlotNum', 'maxIndexNum', 'maxMsgsNumBatch', 'messageDelayLevel', 'messageIndexEnable',
+      'messageIndexSafe', 'metricsExporterType', 'metricsPromExporterHost', 'metricsPromExporterPort', 'namesrvAddr',
+      'recoverScanFileNum', 'registerNameServerPeriod', 'reviveQueueNum', 'rocketmq.acl.plain.file', 'rocketmqHome',
+      'storePathCommitLog', 'storePathRootDir', 'timerPrecisionMs', 'timerWheelEnable', 'tls.client.authServer',
+      'tls.client.trustCertPath', 'tls.config.file', 'tls.enable', 'tls.server.authClient', 'tls.server.certPath',
+      'tls.server.keyPassword', 'tls.server.keyPath', 'tls.server.mode', 'tls.server.need.client.auth',
+      'tls.server.trustCertPath',
     ]);
   });
 });

@@ -5,6 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Message, type Producer } from 'ali-ons';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Broker, createBroker } from '../../src/broker/broker-controller.js';
+import { BROKER_SCHEMA, defaults } from '../../src/common/config.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { RequestCode } from '../../src/common/request-code.js';
 import { ResponseCode } from '../../src/common/response-code.js';
@@ -540,6 +542,40 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
     } finally {
       await client.close();
       await other.stop();
+    }
+  }, 240_000);
+  it('a master/slave group: clusterList lists both, brokerStatus and getBrokerConfig describe the slave, haStatus (5.x) the link', async () => {
+    const dir = tempDir('mqadmin-slave');
+    const slave: Broker = createBroker({
+      ...defaults(BROKER_SCHEMA), brokerName: BROKER, brokerClusterName: CLUSTER, brokerId: 1, brokerRole: 'SLAVE',
+      brokerIP1: '127.0.0.1', listenPort: 0, namesrvAddr: server.namesrvAddr, storePathRootDir: dir,
+      mappedFileSizeCommitLog: server.broker.context.config.mappedFileSizeCommitLog, mappedFileSizeConsumeQueue: 20 * 10_000,
+    }, silentLogger());
+    try {
+      await slave.start();
+      const slaveAddr = slave.brokerAddr();
+      const masterMax = () => server.broker.context.store.getMaxPhyOffset();
+      await waitFor(() => slave.context.store.getMaxPhyOffset() === masterMax(), 60_000, 'the slave to catch up');
+      const [clusterList, status, config] = await Promise.all([
+        mqadmin('clusterList'), mqadmin('brokerStatus', '-b', slaveAddr), mqadmin('getBrokerConfig', '-b', slaveAddr),
+      ]);
+      const ids = rows(clusterList, CLUSTER).filter((r) => r[1] === BROKER).map((r) => [r[2], r[3]]);
+      expect(ids, clusterList).toEqual([['0', brokerAddr], ['1', slaveAddr]]);
+      const kv = keyValues(status, ':');
+      expect(kv.get('brokerActive')).toBe('false');
+      expect(Number(kv.get('commitLogMaxOffset'))).toBe(masterMax());
+      const conf = keyValues(config, '=');
+      expect([conf.get('brokerRole'), conf.get('brokerId'), conf.get('slaveReadEnable')]).toEqual(['SLAVE', '1', 'false']);
+      if (V5) {
+        const master = await mqadmin('haStatus', '-b', brokerAddr);
+        expect(master, master).toMatch(/#MasterAddr\s+\S+/);
+        expect(master).toMatch(/#SlaveNum\s+1/);
+        const slaveView = await mqadmin('haStatus', '-b', slaveAddr);
+        expect(slaveView, slaveView).toMatch(/#CommitLogMaxOffset\s+\d+/);
+      }
+    } finally {
+      await slave.shutdown();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 240_000);
 });

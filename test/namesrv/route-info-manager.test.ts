@@ -79,4 +79,22 @@ describe('RouteInfoManager', () => {
     expect(r.brokerAddrTable.size).toBe(0);
     expect(r.brokerLiveTable.size).toBe(0);
   });
+
+  it('a master whose registration expires leaves its slave in the route with the queues (consumers move to it)', () => {
+    let now = 0;
+    const r = new RouteInfoManager({ brokerChannelExpiredTimeMs: 1000, now: () => now }, logger);
+    r.registerBroker(req({}));
+    now = 500;
+    r.registerBroker(req({ brokerAddr: '10.0.0.2:10911', brokerId: 1, haServerAddr: '10.0.0.2:10912' }));
+    now = 1400;
+    r.registerBroker(req({ brokerAddr: '10.0.0.2:10911', brokerId: 1, haServerAddr: '10.0.0.2:10912' }));
+    expect(r.scanNotActiveBrokers()).toEqual(['10.0.0.1:10911']);
+    const route = r.pickupTopicRouteData('T')!;
+    expect([...route.brokerDatas[0].brokerAddrs]).toEqual([[1, '10.0.0.2:10911']]);
+    expect(route.queueDatas.map((q) => [q.brokerName, q.perm])).toEqual([['b', 6]]);
+    // The slave's next registration learns no master (its sync pauses), and the master's return is seen again.
+    expect(r.registerBroker(req({ brokerAddr: '10.0.0.2:10911', brokerId: 1 }))).toEqual({});
+    r.registerBroker(req({}));
+    expect(r.registerBroker(req({ brokerAddr: '10.0.0.2:10911', brokerId: 1 }))).toEqual({ haServerAddr: '10.0.0.1:10912', masterAddr: '10.0.0.1:10911' });
+  });
 });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import { TableFile } from '../../common/table-file.js';
+import { type DataVersion, dataVersionOf, newDataVersion } from '../data-version.js';
 
 const TOPIC_GROUP_SEPARATOR = '@';
 
@@ -11,6 +12,11 @@ const TOPIC_GROUP_SEPARATOR = '@';
  */
 export class ConsumerOffsetManager {
   readonly table = new Map<string, Map<number, number>>();
+  /**
+   * 5.x ConsumerOffsetManager.dataVersion (a 5.3.3 slave fails its sync without one in GET_ALL_CONSUMER_OFFSET):
+   * the counter moves with every change (Java: every consumerOffsetUpdateVersionStep commits).
+   */
+  dataVersion: DataVersion = newDataVersion();
   /**
    * 5.x pullOffsetTable: the nextBeginOffset of the group's latest pull per queue, whatever its status (found,
    * nothing new, offset moved), committed or not. In memory only (Java does not persist it); GET_CONSUME_STATS
@@ -24,12 +30,35 @@ export class ConsumerOffsetManager {
   }
 
   load(): void {
-    const data = this.file.load() as { offsetTable?: Record<string, Record<string, unknown>> } | undefined;
-    for (const [key, queues] of Object.entries(data?.offsetTable ?? {})) {
-      const m = new Map<number, number>();
-      for (const [qid, off] of Object.entries(queues ?? {})) m.set(Number(qid), Number(off));
-      this.table.set(key, m);
+    const data = this.file.load() as OffsetWrapper | undefined;
+    this.putAll(data?.offsetTable);
+    if (data?.dataVersion && typeof data.dataVersion === 'object') this.dataVersion = dataVersionOf(data.dataVersion);
+  }
+
+  private putAll(table: OffsetWrapper['offsetTable']): void {
+    for (const [key, queues] of Object.entries(table ?? {})) {
+      if (!queues || typeof queues !== 'object') continue;
+      let m = this.table.get(key);
+      if (!m) {
+        m = new Map<number, number>();
+        this.table.set(key, m);
+      }
+      for (const [qid, off] of Object.entries(queues)) {
+        const q = Number(qid);
+        const o = Number(off);
+        if (Number.isInteger(q) && Number.isSafeInteger(o)) m.set(q, o);
+      }
     }
+  }
+
+  /**
+   * A slave takes its master's offsets (Java SlaveSynchronize.syncConsumerOffset): every key the master has
+   * overwrites ours (no version check, nothing removed), the master's dataVersion is taken over, the file written.
+   */
+  mergeFromMaster(wrapper: OffsetWrapper): void {
+    this.putAll(wrapper.offsetTable);
+    if (wrapper.dataVersion && typeof wrapper.dataVersion === 'object') this.dataVersion = dataVersionOf(wrapper.dataVersion);
+    this.file.request();
   }
 
   commitOffset(group: string, topic: string, queueId: number, offset: number): void {
@@ -40,6 +69,7 @@ export class ConsumerOffsetManager {
       this.table.set(key, m);
     }
     m.set(queueId, offset);
+    this.dataVersion.counter++;
     this.file.changed();
   }
 
@@ -114,14 +144,16 @@ export class ConsumerOffsetManager {
     this.file.changed();
   }
 
-  /** Java's layout: int-keyed maps are written with bare numeric keys (fastjson). */
+  /** Java's layout: int-keyed maps are written with bare numeric keys (fastjson); 5.x adds dataVersion. */
   encode(): string {
     const lines: string[] = [];
     for (const [key, queues] of this.table) {
       const inner = [...queues].map(([q, o]) => `${q}:${o}`).join(',');
       lines.push(`\t\t${JSON.stringify(key)}:{${inner}}`);
     }
-    return `{\n\t"offsetTable":{\n${lines.join(',\n')}\n\t}\n}`;
+    const dv = this.dataVersion;
+    return `{\n\t"dataVersion":{"counter":${dv.counter},"stateVersion":${dv.stateVersion},"timestamp":${dv.timestamp}},` +
+      `\n\t"offsetTable":{\n${lines.join(',\n')}\n\t}\n}`;
   }
 
   /** Saves every flushConsumerOffsetInterval while offsets changed (Java's scheduled persist), off the event loop. */
@@ -133,4 +165,10 @@ export class ConsumerOffsetManager {
   close(): Promise<void> {
     return this.file.close();
   }
+}
+
+/** consumerOffset.json and the GET_ALL_CONSUMER_OFFSET body (Java ConsumerOffsetSerializeWrapper). */
+interface OffsetWrapper {
+  offsetTable?: Record<string, Record<string, unknown> | null>;
+  dataVersion?: Partial<Record<keyof DataVersion, unknown>>;
 }

@@ -51,9 +51,6 @@ function readHeader(req: RemotingCommand): EndTransactionHeader {
 async function endTransaction(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): Promise<RemotingCommand> {
   const header = readHeader(req);
   const log = ctx.logger;
-  if (ctx.config.brokerRole === 'SLAVE') {
-    return createResponse(ResponseCode.SLAVE_NOT_AVAILABLE, 'the broker is a slave; end transaction is forbidden');
-  }
   const type = header.commitOrRollback;
   if (type !== TransactionType.NOT && type !== TransactionType.COMMIT && type !== TransactionType.ROLLBACK) {
     return createResponse(ResponseCode.SYSTEM_ERROR, `commitOrRollback field wrong: ${type}`);

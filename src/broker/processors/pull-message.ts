@@ -4,7 +4,7 @@ import { HeaderReader, type RemotingCommand, createResponse } from '../../remoti
 import type { ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
 import type { GetResult } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
-import { FLAG_SUSPEND, type PullRequest, type Pulled, arrivalFilter, pullMessage } from '../pull/pull-service.js';
+import { FLAG_SUSPEND, type PullRequest, type Pulled, arrivalFilter, pullAnswer, pullMessage } from '../pull/pull-service.js';
 import { isRefusal } from '../outcome.js';
 
 function readPullHeader(req: RemotingCommand, peer: string): PullRequest {
@@ -61,10 +61,10 @@ async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: bool
   const outcome = await pullMessage(ctx, pull, firstAttempt);
   if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark);
   const { result } = outcome;
-  const code = responseCodeFor(result, pull.queueOffset);
+  const { code, suggestWhichBrokerId } = pullAnswer(ctx.config, pull, outcome);
   if (code === ResponseCode.PULL_NOT_FOUND && firstAttempt && (pull.sysFlag & FLAG_SUSPEND)) return { park: outcome };
   const res = createResponse(code, remarkFor(result), {
-    suggestWhichBrokerId: '0',
+    suggestWhichBrokerId: String(suggestWhichBrokerId),
     nextBeginOffset: String(result.nextBeginOffset),
     minOffset: String(result.minOffset),
     maxOffset: String(result.maxOffset),
@@ -79,28 +79,6 @@ async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: bool
     }
   }
   return res;
-}
-
-/** Java PullMessageProcessor's GetMessageStatus → response code switch (master behaviour). */
-function responseCodeFor(result: GetResult, requestOffset: number): number {
-  switch (result.status) {
-    case 'FOUND':
-      return ResponseCode.SUCCESS;
-    case 'MESSAGE_WAS_REMOVING':
-    case 'NO_MATCHED_MESSAGE':
-      return ResponseCode.PULL_RETRY_IMMEDIATELY;
-    case 'NO_MATCHED_LOGIC_QUEUE':
-    case 'NO_MESSAGE_IN_QUEUE':
-      return requestOffset !== 0 ? ResponseCode.PULL_OFFSET_MOVED : ResponseCode.PULL_NOT_FOUND;
-    case 'OFFSET_FOUND_NULL':
-    case 'OFFSET_OVERFLOW_ONE':
-      return ResponseCode.PULL_NOT_FOUND;
-    case 'OFFSET_OVERFLOW_BADLY':
-    case 'OFFSET_TOO_SMALL':
-      return ResponseCode.PULL_OFFSET_MOVED;
-    default:
-      return ResponseCode.SYSTEM_ERROR;
-  }
 }
 
 function remarkFor(result: GetResult): string | undefined {

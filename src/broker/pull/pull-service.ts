@@ -44,6 +44,61 @@ export interface Pulled {
   result: GetResult;
   /** The SQL92 selector, re-checked on arriving messages while a pull that found nothing is parked. */
   sql?: CompiledFilter;
+  /** The group's settings the answer's suggestWhichBrokerId comes from (SubscriptionGroupConfig). */
+  groupBrokerId: number;
+  whichBrokerWhenConsumeSlowly: number;
+}
+
+/** A pull's answer: the response code and where the consumer should pull this queue next. */
+export interface PullAnswer {
+  code: number;
+  suggestWhichBrokerId: number;
+}
+
+/** Java PullMessageProcessor's GetMessageStatus → response code switch. */
+function codeForStatus(result: GetResult, requestOffset: number): number {
+  switch (result.status) {
+    case 'FOUND':
+      return ResponseCode.SUCCESS;
+    case 'MESSAGE_WAS_REMOVING':
+    case 'NO_MATCHED_MESSAGE':
+      return ResponseCode.PULL_RETRY_IMMEDIATELY;
+    case 'NO_MATCHED_LOGIC_QUEUE':
+    case 'NO_MESSAGE_IN_QUEUE':
+      return requestOffset !== 0 ? ResponseCode.PULL_OFFSET_MOVED : ResponseCode.PULL_NOT_FOUND;
+    case 'OFFSET_FOUND_NULL':
+    case 'OFFSET_OVERFLOW_ONE':
+      return ResponseCode.PULL_NOT_FOUND;
+    case 'OFFSET_OVERFLOW_BADLY':
+    case 'OFFSET_TOO_SMALL':
+      return ResponseCode.PULL_OFFSET_MOVED;
+    default:
+      return ResponseCode.SYSTEM_ERROR;
+  }
+}
+
+/**
+ * The answer code and suggestWhichBrokerId (Java PullMessageProcessor.composeResponseHeader and the result handler):
+ * with slaveReadEnable the group's whichBrokerWhenConsumeSlowly when the consumer is far behind
+ * (suggestPullingFromSlave), else the group's brokerId; 0 without. 5.3.3: a broker with brokerId ≠ 0 (a slave, the
+ * master's id being the group's lowest) suggests 0 unless the consumer is far behind, and answers anything but
+ * FOUND with PULL_RETRY_IMMEDIATELY. On a slave without offsetCheckInSlave, PULL_OFFSET_MOVED becomes
+ * PULL_RETRY_IMMEDIATELY with the group's brokerId (the offset is not corrected either; store nextOffsetCorrection).
+ */
+export function pullAnswer(config: BrokerContext['config'], pull: PullRequest, pulled: Pulled): PullAnswer {
+  const { result } = pulled;
+  let code = codeForStatus(result, pull.queueOffset);
+  let suggest = 0;
+  if (config.slaveReadEnable) suggest = result.suggestPullingFromSlave ? pulled.whichBrokerWhenConsumeSlowly : pulled.groupBrokerId;
+  if (config.haSemantics === '5.3.3' && config.brokerId !== 0 && !result.suggestPullingFromSlave) {
+    suggest = 0;
+    if (code !== ResponseCode.SUCCESS) code = ResponseCode.PULL_RETRY_IMMEDIATELY;
+  }
+  if (code === ResponseCode.PULL_OFFSET_MOVED && config.brokerRole === 'SLAVE' && !config.offsetCheckInSlave) {
+    code = ResponseCode.PULL_RETRY_IMMEDIATELY;
+    suggest = pulled.groupBrokerId;
+  }
+  return { code, suggestWhichBrokerId: suggest };
 }
 
 /** Which arriving messages wake a parked pull: all, or with a selector those it selects (unknown properties wake). */
@@ -148,9 +203,13 @@ export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAt
 
   // 5.x records every answered pull's next offset (GET_CONSUME_STATS pullOffset), before any suspension
   ctx.consumerOffsetManager.commitPullOffset(pull.consumerGroup, pull.topic, pull.queueId, result.nextBeginOffset);
-  if (firstAttempt && (pull.sysFlag & FLAG_COMMIT_OFFSET) && config.brokerRole !== 'SLAVE') {
+  // 4.9.8 ignores the commit flag on a slave (storeOffsetEnable); 5.3.3 has no role check (tryCommitOffset).
+  const commitHere = config.brokerRole !== 'SLAVE' || config.haSemantics === '5.3.3';
+  if (firstAttempt && (pull.sysFlag & FLAG_COMMIT_OFFSET) && commitHere) {
     ctx.consumerOffsetManager.commitOffset(pull.consumerGroup, pull.topic, pull.queueId, pull.commitOffset);
   }
 
-  return { result, sql };
+  return {
+    result, sql, groupBrokerId: groupConfig.brokerId, whichBrokerWhenConsumeSlowly: groupConfig.whichBrokerWhenConsumeSlowly,
+  };
 }

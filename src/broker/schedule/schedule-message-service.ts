@@ -176,6 +176,21 @@ export class ScheduleMessageService {
     this.file.changed();
   }
 
+  /**
+   * A slave takes its master's delay offsets (Java SlaveSynchronize.syncDelayOffset; 5.3.3 also reloads them into
+   * the service, as here): the table is replaced and written.
+   */
+  replaceFromMaster(wrapper: { offsetTable?: Record<string, unknown> }): void {
+    if (!wrapper.offsetTable || typeof wrapper.offsetTable !== 'object') return;
+    this.offsets.clear();
+    for (const [level, off] of Object.entries(wrapper.offsetTable)) {
+      const l = Number(level);
+      const o = Number(off);
+      if (Number.isInteger(l) && Number.isSafeInteger(o)) this.offsets.set(l, o);
+    }
+    this.file.request();
+  }
+
   /** Next queue offset to deliver per level (GET_ALL_DELAY_OFFSET). */
   offsetTable(): Map<number, number> {
     return this.offsets;

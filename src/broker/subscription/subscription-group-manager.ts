@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import { TableFile } from '../../common/table-file.js';
-import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
+import { type DataVersion, bumpDataVersion, dataVersionEquals, dataVersionOf, newDataVersion } from '../data-version.js';
 
 /**
  * Java SubscriptionGroupConfig (remoting/protocol/subscription/SubscriptionGroupConfig.java), with the names
@@ -206,6 +206,29 @@ export class SubscriptionGroupManager {
         counter: Number(dv.counter ?? 0) || 0,
       };
     }
+  }
+
+  /**
+   * A slave takes its master's groups (Java SlaveSynchronize.syncSubscriptionGroupConfig): replaced when the
+   * master's dataVersion differs from ours. Returns whether it changed.
+   */
+  replaceFromMaster(wrapper: { subscriptionGroupTable?: Record<string, unknown>; dataVersion?: Partial<Record<keyof DataVersion, unknown>> }): boolean {
+    if (!wrapper.dataVersion || !wrapper.subscriptionGroupTable) return false;
+    const version = dataVersionOf(wrapper.dataVersion);
+    if (dataVersionEquals(version, this.dataVersion)) return false;
+    const next = new Map<string, SubscriptionGroupConfig>();
+    for (const [name, raw] of Object.entries(wrapper.subscriptionGroupTable)) {
+      try {
+        next.set(name, parseSubscriptionGroupConfig(raw, name));
+      } catch (err) {
+        this.logger.warn({ group: name, err: (err as Error).message }, 'master sync: skipping bad subscription group entry');
+      }
+    }
+    this.table.clear();
+    for (const [name, cfg] of next) this.table.set(name, cfg);
+    this.dataVersion = version;
+    this.file.request();
+    return true;
   }
 
   /** The group's config, without auto-creation. */

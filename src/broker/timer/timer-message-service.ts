@@ -550,6 +550,16 @@ export class TimerMessageService {
     };
   }
 
+  /** Our progress as Java's TimerCheckpoint (GET_TIMER_CHECK_POINT, 60: what a 5.3.3 slave copies). */
+  checkpointForSlave(): JavaTimerCheckpoint {
+    const now = this.lastPersistMs || Date.now();
+    return {
+      lastReadTimeMs: Math.floor(now / this.precisionMs) * this.precisionMs, lastTimerLogFlushPos: 0,
+      lastTimerQueueOffset: this.done.low, masterTimerQueueOffset: this.done.low, stateVersion: 0, timestamp: now,
+      counter: this.checkpointCounter,
+    };
+  }
+
   private async persist(): Promise<void> {
     this.dirty = false;
     this.persistNowMs = Date.now();

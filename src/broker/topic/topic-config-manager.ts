@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import { TableFile } from '../../common/table-file.js';
-import { type DataVersion, bumpDataVersion, newDataVersion } from '../data-version.js';
+import { type DataVersion, bumpDataVersion, dataVersionEquals, dataVersionOf, newDataVersion } from '../data-version.js';
 import { Perm, SystemTopic, type TopicConfig, isInherited, newTopicConfig } from './topic-config.js';
 
 /** Topic table persisted as `<store>/config/topics.json` (Java: broker/topic/TopicConfigManager.java). */
@@ -29,7 +29,12 @@ export class TopicConfigManager {
       | { topicConfigTable?: Record<string, Partial<TopicConfig>>; dataVersion?: Partial<DataVersion> }
       | undefined;
     if (!data) return;
-    for (const [name, tc] of Object.entries(data.topicConfigTable ?? {})) {
+    this.putAllFrom(data.topicConfigTable);
+    if (data.dataVersion) this.dataVersion = dataVersionOf(data.dataVersion);
+  }
+
+  private putAllFrom(table: Record<string, Partial<TopicConfig>> | undefined): void {
+    for (const [name, tc] of Object.entries(table ?? {})) {
       if (!tc || typeof tc !== 'object') continue;
       const base = newTopicConfig(name, Number(tc.readQueueNums ?? 16));
       this.table.set(name, {
@@ -42,13 +47,21 @@ export class TopicConfigManager {
         attributes: (tc.attributes as Record<string, string>) ?? {},
       });
     }
-    if (data.dataVersion) {
-      this.dataVersion = {
-        stateVersion: Number(data.dataVersion.stateVersion ?? 0),
-        timestamp: Number(data.dataVersion.timestamp ?? Date.now()),
-        counter: Number(data.dataVersion.counter ?? 0),
-      };
-    }
+  }
+
+  /**
+   * A slave takes its master's table (Java SlaveSynchronize.syncTopicConfig): when the master's dataVersion differs
+   * from ours, the table is replaced, the version taken over and the file written. Returns whether it changed.
+   */
+  replaceFromMaster(wrapper: { topicConfigTable?: Record<string, Partial<TopicConfig>>; dataVersion?: Partial<DataVersion> }): boolean {
+    if (!wrapper.dataVersion || !wrapper.topicConfigTable) return false;
+    const version = dataVersionOf(wrapper.dataVersion);
+    if (dataVersionEquals(version, this.dataVersion)) return false;
+    this.table.clear();
+    this.putAllFrom(wrapper.topicConfigTable);
+    this.dataVersion = version;
+    this.file.request();
+    return true;
   }
 
   private addSystemTopics(): void {

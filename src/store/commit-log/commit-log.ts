@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { PutResult, PutStatus } from '../types.js';
 import { indexKeysOf } from '../record-properties.js';
-import type { StoreConfig } from '../config.js';
+import { parseDelayLevels, type StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
 } from '../record.js';
@@ -19,51 +19,21 @@ import {
 } from './recovery.js';
 import type {
   CommitLogDeps, CommitLogFactory, CommitLogFile, CommitLogPort, CommitLogStats, PreparedMessage, QueueOffsetCounter,
-  WrittenRecord,
+  ReplicaAppendRefusal, ReplicaWait, WrittenRecord,
 } from './port.js';
+import {
+  type Batch, type Waiter, type WriteOp, batchDispatched, newBatch, stageReported, stageStarted,
+} from './batch.js';
+import { type ReplicaScanState, scanReplicated } from './replica-scan.js';
 
-interface WriteOp {
-  seg: Segment;
-  filePos: number;
-  buf: Buffer;
-}
-
-interface Waiter {
-  resolve: (r: PutResult) => void;
-  result: PutResult;
-}
-
-/** One group commit: everything appended since the writer's previous turn, on its way through the stages. */
-interface Batch {
-  ops: WriteOp[];
-  waiters: Waiter[];
-  entries: WrittenRecord[];
-  endOffset: number;
-  bytes: number;
-  storeTimestamp: number;
-  /** The stages' merged outcome (mergePutStatus): PUT_OK unless one of them failed or timed out. */
-  status: PutStatus;
-  /** Set when a stage ran past its deadline and answered the puts early; they are not answered again. */
-  answered: boolean;
-}
+export { mergePutStatus } from './batch.js';
 
 /** Batches up to this size are written synchronously on the event loop (see writeOps). */
 const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
-/**
- * Java CommitLog.handleDiskFlushAndHA: each stage's non-OK status replaces the outcome so far (a later stage's
- * failure wins over an earlier one's).
- */
-export function mergePutStatus(current: PutStatus, stage: PutStatus): PutStatus {
-  return stage === 'PUT_OK' ? current : stage;
-}
-
-/** A stage ran past its deadline: its puts are answered now with the stage's status (the batch itself goes on). */
-function answerEarly(batch: Batch, stageStatus: PutStatus): void {
-  batch.answered = true;
-  const status = mergePutStatus(batch.status, stageStatus);
-  for (const w of batch.waiters) w.resolve({ ...w.result, status });
-}
+const NO_BYTES = Buffer.alloc(0);
+/** readForReplica: data this close to the written end is read on the event loop (it is in the page cache). */
+const REPLICA_READ_ON_LOOP_BYTES = 256 * 1024 * 1024;
 
 /** The default factory: the local segment-file log. */
 export const localCommitLog: CommitLogFactory = (deps) => new CommitLog(deps);
@@ -92,6 +62,8 @@ export class CommitLog implements CommitLogPort {
   private readonly segmentSize: number;
   private ops: WriteOp[] = [];
   private waiters: Waiter[] = [];
+  /** How many of `waiters` wait for the flush and replica stages (WAIT=true). */
+  private waiting = 0;
   private entries: WrittenRecord[] = [];
   private pendingBytes = 0;
   private pendingStoreTimestamp = 0;
@@ -101,6 +73,11 @@ export class CommitLog implements CommitLogPort {
   private dirtySegments = new Set<Segment>();
   private flushing: Promise<void> | null = null;
   private readonly runBatchesBound = (): void => void this.runBatches();
+  private replicaWait: ReplicaWait | null = null;
+  private readonly writtenListeners: Array<(writtenOffset: number) => void> = [];
+  /** Where a slave's scan of replicated bytes stands (replica-scan.ts). */
+  private replicaScan: ReplicaScanState = { recordStart: 0, carry: null };
+  private readonly delayLevelsMs: readonly number[];
 
   constructor(deps: CommitLogDeps) {
     this.config = deps.config;
@@ -110,6 +87,7 @@ export class CommitLog implements CommitLogPort {
     this.reader = deps.reader;
     this.segmentSize = deps.config.mappedFileSizeCommitLog;
     this.cache = new TailCache(deps.config.commitLogTailCacheBytes);
+    this.delayLevelsMs = parseDelayLevels(deps.config.messageDelayLevel);
   }
 
   get minOffset(): number {
@@ -160,6 +138,7 @@ export class CommitLog implements CommitLogPort {
     this.segments = truncateSegmentsSync(this.segments, processOffset, this.logger);
     this.writeOffset = this.writtenOffset = this.flushedOffset = processOffset;
     this.writtenStoreTimestamp = this.flushedStoreTimestamp = lastStoreTimestamp;
+    this.replicaScan = { recordStart: processOffset, carry: null };
     return processOffset;
   }
 
@@ -221,12 +200,18 @@ export class CommitLog implements CommitLogPort {
       status: 'PUT_OK', commitLogOffset: firstOffset, commitLogOffsets: offsets, queueOffset: firstQueueOffset,
       wroteBytes: totalBytes, storeTimestamp, messageCount: prepared.length,
     };
-    const promise = new Promise<PutResult>((resolve) => this.waiters.push({ resolve, result }));
+    const waits = prepared[0]!.msg.waitStoreMsgOK !== false;
+    if (waits) this.waiting++;
+    const promise = new Promise<PutResult>((resolve) => this.waiters.push({ resolve, result, waits }));
+    this.scheduleWriter();
+    return promise;
+  }
+
+  private scheduleWriter(): void {
     if (!this.scheduled && !this.writing) {
       this.scheduled = true;
       setImmediate(this.runBatchesBound);
     }
-    return promise;
   }
 
   /** The segment containing writeOffset, created (and the one after it preallocated) when needed. */
@@ -267,9 +252,11 @@ export class CommitLog implements CommitLogPort {
   // ---------------------------------------------------------------- writer
 
   /**
-   * The writer: one group commit at a time through write → flush → dispatch → resolve. A waiting stage returns
-   * the promise of its status (null when it has nothing to wait for, so an ASYNC_FLUSH batch never yields
-   * between its write and its answers), merged here into batch.status, which resolve hands to the puts.
+   * The writer: one group commit at a time through write → replicate → flush → dispatch. The flush (SYNC_FLUSH)
+   * holds the writer until its fdatasync is done; the replica stage (SYNC_MASTER) does not: later batches are
+   * written and shipped while earlier ones wait for their acks. Each waiting stage reports its status to the batch,
+   * whose puts are answered once every stage reported and the records are dispatched (batch.ts). An ASYNC_FLUSH
+   * batch with no replica stage never yields between its write and its answers.
    */
   private async runBatches(): Promise<void> {
     this.scheduled = false;
@@ -278,10 +265,12 @@ export class CommitLog implements CommitLogPort {
       while (this.ops.length > 0) {
         const batch = this.takeBatch();
         if (!(await this.writeStage(batch))) continue;
+        for (const l of this.writtenListeners) l(this.writtenOffset);
+        this.replicaStage(batch);
         const flushing = this.flushStage(batch);
-        if (flushing) batch.status = mergePutStatus(batch.status, await flushing);
+        if (flushing) await flushing;
         this.dispatchStage(batch);
-        this.resolveStage(batch);
+        batchDispatched(batch);
       }
     } finally {
       this.writing = false;
@@ -293,13 +282,13 @@ export class CommitLog implements CommitLogPort {
 
   /** Everything appended since the last turn becomes one batch; appends from now on gather the next one. */
   private takeBatch(): Batch {
-    const batch: Batch = {
-      ops: this.ops, waiters: this.waiters, entries: this.entries, endOffset: this.writeOffset,
-      bytes: this.pendingBytes, storeTimestamp: this.pendingStoreTimestamp, status: 'PUT_OK', answered: false,
-    };
+    const batch = newBatch(
+      this.ops, this.waiters, this.entries, this.writeOffset, this.pendingBytes, this.pendingStoreTimestamp, this.waiting,
+    );
     this.ops = [];
     this.waiters = [];
     this.entries = [];
+    this.waiting = 0;
     return batch;
   }
 
@@ -352,26 +341,54 @@ export class CommitLog implements CommitLogPort {
     }
   }
 
-  /** SYNC_FLUSH (GroupCommitService): one fdatasync for the whole batch. Null under ASYNC_FLUSH. */
-  private flushStage(batch: Batch): Promise<PutStatus> | null {
-    return this.config.flushDiskType === 'SYNC_FLUSH' ? this.syncFlush(batch) : null;
+  /**
+   * SYNC_FLUSH (GroupCommitService): one fdatasync for the whole batch; null under ASYNC_FLUSH. The stage reports
+   * FLUSH_DISK_TIMEOUT when the fdatasync fails or takes longer than syncFlushTimeout (the puts may then be answered
+   * before it completes); the batch is dispatched after the fdatasync either way.
+   */
+  private flushStage(batch: Batch): Promise<void> | null {
+    if (this.config.flushDiskType !== 'SYNC_FLUSH') return null;
+    stageStarted(batch);
+    let reported = false;
+    const report = (status: 'PUT_OK' | 'FLUSH_DISK_TIMEOUT'): void => {
+      if (reported) return;
+      reported = true;
+      stageReported(batch, 'flush', status);
+    };
+    const timer = setTimeout(report, this.config.syncFlushTimeout, 'FLUSH_DISK_TIMEOUT');
+    return this.flush().then(
+      () => {
+        clearTimeout(timer);
+        report('PUT_OK');
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        this.logger.error({ err }, 'commit log: fdatasync failed');
+        report('FLUSH_DISK_TIMEOUT');
+      },
+    );
   }
 
   /**
-   * FLUSH_DISK_TIMEOUT when the fdatasync fails, or (the puts answered at once) when it takes longer than
-   * syncFlushTimeout; the batch is dispatched after the flush either way.
+   * SYNC_MASTER (GroupTransferService): the puts that wait get their answer once a slave acknowledged the batch's
+   * end (or the wait timed out). Not awaited: the writer goes on.
    */
-  private async syncFlush(batch: Batch): Promise<PutStatus> {
-    const timer = setTimeout(answerEarly, this.config.syncFlushTimeout, batch, 'FLUSH_DISK_TIMEOUT');
-    try {
-      await this.flush();
-    } catch (err) {
-      this.logger.error({ err }, 'commit log: fdatasync failed');
-      return 'FLUSH_DISK_TIMEOUT';
-    } finally {
-      clearTimeout(timer);
+  private replicaStage(batch: Batch): void {
+    const wait = this.replicaWait;
+    if (!wait || batch.waiting === 0) return;
+    const outcome = wait(batch.endOffset);
+    if (typeof outcome === 'string') {
+      if (outcome !== 'PUT_OK') batch.replicaStatus = outcome;
+      return;
     }
-    return batch.answered ? 'FLUSH_DISK_TIMEOUT' : 'PUT_OK';
+    stageStarted(batch);
+    outcome.then(
+      (status) => stageReported(batch, 'replica', status),
+      (err: unknown) => {
+        this.logger.error({ err }, 'commit log: replica wait failed');
+        stageReported(batch, 'replica', 'FLUSH_SLAVE_TIMEOUT');
+      },
+    );
   }
 
   /** Hands the batch's records to the consume queues and the index (they become visible to pulls). */
@@ -381,16 +398,6 @@ export class CommitLog implements CommitLogPort {
       this.onWritten(batch.entries);
     } catch (err) {
       this.logger.error({ err }, 'commit log: dispatch failed');
-    }
-  }
-
-  /** Answers the batch's puts with the merged status, unless a stage answered them already. */
-  private resolveStage(batch: Batch): void {
-    if (batch.answered) return;
-    const status = batch.status;
-    for (const w of batch.waiters) {
-      if (status !== 'PUT_OK') w.result.status = status;
-      w.resolve(w.result);
     }
   }
 
@@ -416,6 +423,7 @@ export class CommitLog implements CommitLogPort {
     const all = [...waiters, ...this.waiters];
     this.ops = [];
     this.waiters = [];
+    this.waiting = 0;
     this.entries = [];
     this.pendingBytes = 0;
     this.writeOffset = this.writtenOffset;
@@ -442,6 +450,100 @@ export class CommitLog implements CommitLogPort {
   drain(): Promise<void> {
     if (!this.writing && !this.scheduled && this.ops.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  setReplicaWait(wait: ReplicaWait | null): void {
+    this.replicaWait = wait;
+  }
+
+  // ---------------------------------------------------------------- replication
+
+  get appendOffset(): number {
+    return this.writeOffset;
+  }
+
+  onWrittenOffset(listener: (writtenOffset: number) => void): void {
+    this.writtenListeners.push(listener);
+  }
+
+  /** Written bytes from `offset`, at most maxBytes, inside the file holding `offset` (CommitLog.getData). */
+  async readForReplica(offset: number, maxBytes: number): Promise<Buffer | null> {
+    if (offset === this.writtenOffset) return NO_BYTES;
+    if (offset < this.minOffset || offset > this.writtenOffset || maxBytes <= 0) return null;
+    const seg = this.segmentFor(offset);
+    if (!seg) return null;
+    const end = Math.min(this.writtenOffset, seg.endOffset, offset + maxBytes);
+    // A slave catching up reads old data: off the event loop unless it is recent enough to be in the page cache.
+    return this.read(offset, end - offset, this.writtenOffset - offset <= REPLICA_READ_ON_LOOP_BYTES);
+  }
+
+  /**
+   * A slave's append (CommitLog.appendData; the offset and record checks are ours: Java appends whatever arrives).
+   * The bytes are copied into the tail cache and written by the writer like any append; the records completed by
+   * them are dispatched once written.
+   */
+  appendReplicated(offset: number, bytes: Buffer): ReplicaAppendRefusal | undefined {
+    if (this.failure) return { refused: `the commit log stopped after a write failure: ${this.failure.message}` };
+    const size = this.segmentSize;
+    if (this.writeOffset === 0 && offset !== 0) {
+      // An empty slave takes the offset its master starts it at (the start of the master's last file).
+      if (offset % size !== 0) {
+        return { refused: `an empty log starts at a file start; ${offset} is not a multiple of mappedFileSizeCommitLog=${size}` };
+      }
+      this.restartEmptyAt(offset);
+    } else if (offset !== this.writeOffset) {
+      return { refused: `frame at offset ${offset}, but this log ends at ${this.writeOffset}` };
+    }
+    const fileEnd = offset - (offset % size) + size;
+    if (offset + bytes.length > fileEnd) {
+      return {
+        refused: `frame [${offset}, ${offset + bytes.length}) crosses this log's file end ${fileEnd}: ` +
+          `is mappedFileSizeCommitLog (${size}) the master's?`,
+      };
+    }
+    const scan = scanReplicated(this.replicaScan, offset, bytes, size, this.delayLevelsMs);
+    if (!scan.ok) return { refused: scan.reason };
+    const seg = this.currentSegment();
+    const { buf, pos } = this.cache.reserve(offset, bytes.length);
+    bytes.copy(buf, pos);
+    this.addOp(seg, offset - seg.fromOffset, buf.subarray(pos, pos + bytes.length));
+    for (const e of scan.entries) this.entries.push(e);
+    this.replicaScan = scan.state;
+    this.writeOffset += bytes.length;
+    this.pendingBytes += bytes.length;
+    if (scan.lastStoreTimestamp > 0) this.pendingStoreTimestamp = scan.lastStoreTimestamp;
+    this.scheduleWriter();
+    return undefined;
+  }
+
+  async settleReplicatedTail(): Promise<void> {
+    await this.drain();
+    const { recordStart } = this.replicaScan;
+    if (recordStart > this.writeOffset) {
+      // Padding after a BLANK: the rest of the file is zeros already.
+      this.writeOffset = this.writtenOffset = recordStart;
+    } else if (recordStart < this.writeOffset) {
+      const seg = this.segmentFor(recordStart);
+      const cut = this.writeOffset - recordStart;
+      this.logger.warn({ offset: recordStart, bytes: cut }, 'commit log: dropping a replicated record received in part');
+      if (seg && seg.fd >= 0) fs.writeSync(seg.fd, Buffer.alloc(cut), 0, cut, recordStart - seg.fromOffset);
+      this.cache.truncate(recordStart);
+      this.writeOffset = this.writtenOffset = recordStart;
+      if (this.flushedOffset > recordStart) this.flushedOffset = recordStart;
+    }
+    this.replicaScan = { recordStart: this.writeOffset, carry: null };
+  }
+
+  /** An empty log (nothing ever written) moves to start at `offset`; its empty files go. */
+  private restartEmptyAt(offset: number): void {
+    for (const seg of this.segments) {
+      seg.destroy().catch((err: unknown) => this.logger.warn({ err, file: seg.filePath }, 'commit log: removing an empty file failed'));
+    }
+    this.segments = [];
+    this.cache.clear();
+    this.writeOffset = this.writtenOffset = this.flushedOffset = offset;
+    this.replicaScan = { recordStart: offset, carry: null };
+    this.logger.info({ offset }, 'commit log: empty log starts where the master starts it');
   }
 
   // ---------------------------------------------------------------- flush

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { StoreConfig } from '../config.js';
 import type { PageCacheReader } from '../page-cache-reader.js';
 import type { DecodedRecord } from '../record.js';
-import type { DispatchedEntry, MessageToStore, PutResult } from '../types.js';
+import type { DispatchedEntry, MessageToStore, PutResult, PutStatus } from '../types.js';
 
 /** Per-queue counter the append path takes queue offsets from (the consume queue's next offset). */
 export interface QueueOffsetCounter {
@@ -45,6 +45,18 @@ export interface CommitLogFile {
   destroyWhenIdle(intervalMs: number): Promise<void>;
 }
 
+/**
+ * The replica stage of a SYNC_MASTER (installed by the HA master): given the end offset of a batch whose puts wait
+ * (WAIT=true), the status they get from replication — at once (PUT_OK: nothing to wait for; SLAVE_NOT_AVAILABLE)
+ * or once a slave acknowledged the end or the wait timed out (FLUSH_SLAVE_TIMEOUT).
+ */
+export type ReplicaWait = (endOffset: number) => PutStatus | Promise<PutStatus>;
+
+/** Why a slave's append of replicated bytes was refused (nothing of it was appended). */
+export interface ReplicaAppendRefusal {
+  refused: string;
+}
+
 export interface CommitLogPort {
   readonly stats: CommitLogStats;
   /** Set when a write failed for good: the log cannot go on without a hole, so appends are refused. */
@@ -77,6 +89,32 @@ export interface CommitLogPort {
   append(prepared: PreparedMessage[], totalBytes: number, counter: QueueOffsetCounter): Promise<PutResult>;
   /** Resolves when every append so far has been written (or failed). */
   drain(): Promise<void>;
+  /** Installs the replica stage (null: none). Only puts that wait (WAIT=true) wait for it. */
+  setReplicaWait(wait: ReplicaWait | null): void;
+
+  // ---- replication (the HA master ships written bytes; a slave appends what it receives)
+  /** The offset the next append starts at (on a slave it may lie inside a record received in part). */
+  readonly appendOffset: number;
+  /** Called with the new writtenOffset after every write (not per message: per group commit). */
+  onWrittenOffset(listener: (writtenOffset: number) => void): void;
+  /**
+   * Written bytes from `offset` to the end of what is written, at most `maxBytes`, never past the end of the file
+   * holding `offset` (Java CommitLog.getData: a frame never crosses a file). Empty at the written end; null when the
+   * offset is not in the log (below its minimum or beyond its end).
+   */
+  readForReplica(offset: number, maxBytes: number): Promise<Buffer | null>;
+  /**
+   * A slave's append of bytes its master shipped (Java CommitLog.appendData): `offset` must be this log's append
+   * offset (an empty log takes the start of any file), the bytes must stay inside one file and continue the log's
+   * records (every record where its PHYSICALOFFSET says). The complete records are dispatched once written, like
+   * recovery re-dispatches them; a record received in part waits for the rest. Refused (nothing appended) otherwise.
+   */
+  appendReplicated(offset: number, bytes: Buffer): ReplicaAppendRefusal | undefined;
+  /**
+   * Before a slave's log takes appends of its own (it becomes a master): waits for pending writes, then drops a
+   * trailing record received in part and steps over padding after a BLANK, so appends start on a record boundary.
+   */
+  settleReplicatedTail(): Promise<void>;
 
   // ---- offsets
   /** First byte still in the log (retention moves it). */

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// Master/slave fault tests (issue #13 tests 2-5) on real processes, ours and the official broker side by side,
+// each fault at a seeded moment (the seed in every line replays the run):
+//   consumer-failover   a push consumer group (ali-ons) reads a backlog; kill -9 of the master at a seeded point;
+//                       every message is consumed (from the slave); the master comes back, consumption goes on
+//                       there and the group's offsets reach it again
+//   producer-failover   two groups broker-a / broker-b; a default-settings producer sends; kill -9 of master-a:
+//                       failed sends, time to the last failure, slowest send
+//   sync-store-loss     SYNC_MASTER (inSyncReplicas=2) + slave under 8 sends in flight; kill -9 of the master and
+//                       its store deleted: every acknowledged message must be in the slave's commit log
+//   async-store-loss    the same with ASYNC_MASTER: how many acknowledged messages the slave lacked (measured)
+//   slave-down          SYNC_MASTER, slaveTimeout=1000: a dead slave, a stalled one (SIGSTOP), going on (answer codes
+//                       and times; 4.9.8 semantics with --ha-semantics=4.9.8 or the official 4.9.8)
+//
+//   node compat/ha-faults.mjs [--servers=ours,5.3.3] [--scenarios=all|a,b] [--seed=N] [--quick] [--json=FILE]
+//        [--ha-semantics=5.3.3|4.9.8 (ours)] [--log-dir=DIR] [--keep]
+//
+// Run `npm run build` first. Exit 0 when every scenario passed, 1 otherwise (figures are printed either way).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { children, killTree, stopAllServers } from './lib/servers.mjs';
+import { rng } from './lib/ha-tools.mjs';
+import { consumerFailover, producerFailover, slowOrDeadSlave, storeLoss } from './lib/ha-scenarios.mjs';
+
+const SCENARIOS = {
+  'consumer-failover': consumerFailover,
+  'producer-failover': producerFailover,
+  'sync-store-loss': (kind, env, random) => storeLoss(kind, env, random, 'SYNC_MASTER'),
+  'async-store-loss': (kind, env, random) => storeLoss(kind, env, random, 'ASYNC_MASTER'),
+  'slave-down': slowOrDeadSlave,
+};
+
+function parseArgs(argv) {
+  const o = { servers: 'ours,5.3.3', scenarios: 'all', seed: '', quick: false, json: '', haSemantics: '5.3.3', logDir: '', keep: false };
+  for (const a of argv) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
+    const key = m?.[1].replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+    if (!m || !(key in o)) {
+      console.error(`ha-faults: unexpected argument ${a}`);
+      process.exit(2);
+    }
+    o[key] = typeof o[key] === 'boolean' ? m[2] !== 'false' : (m[2] ?? '');
+  }
+  const scenarios = o.scenarios === 'all' ? Object.keys(SCENARIOS) : o.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const s of scenarios) {
+    if (!SCENARIOS[s]) {
+      console.error(`ha-faults: unknown scenario ${s} (${Object.keys(SCENARIOS).join(', ')})`);
+      process.exit(2);
+    }
+  }
+  const servers = o.servers.split(',').map((s) => s.trim()).filter(Boolean);
+  const seed = o.seed === '' ? Math.floor(Math.random() * 2 ** 31) : Number(o.seed);
+  return { ...o, scenarios, servers, seed };
+}
+
+const say = (m) => console.log(`[ha-faults ${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-ha-faults-'));
+  const logDir = o.logDir || path.join(tmp, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const stop = () => {
+    for (const ch of children) killTree(ch, 'SIGKILL');
+    stopAllServers().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  // Official brokers outlive a crashed script: stop every server before dying.
+  const crash = (e) => {
+    console.error(`ha-faults: ${e?.stack ?? e}`);
+    stopAllServers().finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  say(`seed ${o.seed} (replay with --seed=${o.seed}); servers ${o.servers.join(', ')}; scenarios ${o.scenarios.join(', ')}${o.quick ? ' (quick)' : ''}`);
+  const results = [];
+  for (const scenario of o.scenarios) {
+    for (const kind of o.servers) {
+      const label = kind === 'ours' ? 'ours' : `official-${kind}`;
+      // One random source per (scenario, server) from the seed: both servers meet the same faults.
+      const random = rng(o.seed ^ [...scenario].reduce((h, ch) => Math.imul(h, 31) + ch.charCodeAt(0), 7));
+      const env = { tmp, logDir, quick: o.quick, seed: o.seed, haSemantics: o.haSemantics };
+      say(`== ${scenario} × ${label}`);
+      const t0 = Date.now();
+      const r = await SCENARIOS[scenario](kind, env, random);
+      const seconds = +((Date.now() - t0) / 1000).toFixed(1);
+      results.push({ scenario, server: label, seed: o.seed, seconds, ...r });
+      say(`${r.status} ${scenario} × ${label} (${seconds}s, seed ${o.seed})${r.reason ? `: ${r.reason}` : ''}`);
+      say(`   ${JSON.stringify(r.figures)}`);
+    }
+  }
+  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, quick: o.quick, results }, null, 2)}\n`);
+  say('summary:');
+  for (const r of results) say(`  ${r.status.padEnd(4)} ${r.scenario.padEnd(18)} ${r.server.padEnd(15)} ${JSON.stringify(r.figures)}`);
+  if (!o.keep) fs.rmSync(tmp, { recursive: true, force: true });
+  else say(`kept ${tmp}`);
+  process.exit(results.every((r) => r.status === 'PASS') ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error(`ha-faults: ${e.stack ?? e}`);
+  for (const ch of children) killTree(ch, 'SIGKILL');
+  process.exit(1);
+});
