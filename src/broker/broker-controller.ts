@@ -1,5 +1,6 @@
 import { type BrokerConfig, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
+import { GrpcEndpoint, grpcPortToBind } from '../grpc/server.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
@@ -40,6 +41,8 @@ export interface Broker {
   shutdown(): Promise<void>;
   brokerAddr(): string;
   readonly port: number;
+  /** The gRPC (5.x client) endpoint's port; −1 when grpcServerPort is −1. */
+  readonly grpcPort: number;
   readonly context: BrokerContext;
 }
 
@@ -135,6 +138,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     adminBrokerProcessors(ctx),
   ];
   for (const table of processorTables) dispatcher.registerTable(table);
+  // The gRPC endpoint for 5.x clients (the official proxy's MessagingService), a second transport onto the services.
+  const grpcBindPort = grpcPortToBind(config);
+  const grpc = grpcBindPort >= 0 ? new GrpcEndpoint({ ctx, dispatcher, logger: log.child({ component: 'grpc' }) }) : undefined;
 
   let started = false;
 
@@ -143,6 +149,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     brokerAddr,
     get port() {
       return boundPort;
+    },
+    get grpcPort() {
+      return grpc?.port ?? -1;
     },
     async start() {
       topicConfigManager.load();
@@ -165,6 +174,11 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
+      if (grpc) {
+        await grpc.listen(grpcBindPort).catch((err: Error) => {
+          throw new Error(`grpcServerPort ${grpcBindPort}: ${err.message}`);
+        });
+      }
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       await registration.start();
@@ -179,6 +193,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await timerMessageService.shutdown();
       await transactionCheckService.shutdown();
       consumerManager.shutdown();
+      await grpc?.shutdown();
       await server.close();
       await client.close();
       await consumerOffsetManager.close();

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { GRPC_SCHEMA } from '../grpc/config.js';
 import { STORE_SCHEMA } from '../store/index.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
@@ -57,8 +58,8 @@ const BROKER_OWN_SCHEMA = {
   rejectTransactionMessage: { type: 'bool', default: false, live: true },
 } as const satisfies Schema;
 
-/** Every key broker.conf can set: the broker's own and the store's. */
-export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA } as const satisfies Schema;
+/** Every key broker.conf can set: the broker's own, the store's and the gRPC endpoint's. */
+export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...GRPC_SCHEMA } as const satisfies Schema;
 
 export const NAMESRV_SCHEMA = {
   listenPort: { type: 'int', default: 9876, min: 0, max: 65535 },
