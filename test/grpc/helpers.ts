@@ -46,3 +46,30 @@ export async function storedRecords(server: TestServer, topic: string): Promise<
   }
   return out;
 }
+
+import * as grpc from '@grpc/grpc-js';
+import { messagingServiceClient } from '../../src/grpc/proto.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RawClient = any;
+
+/** A plain grpc-js client of MessagingService (proto-loader objects), for requests the stock clients never send. */
+export function rawClient(server: TestServer, options: grpc.ChannelOptions = {}): RawClient {
+  const Client = messagingServiceClient();
+  return new Client(grpcEndpoint(server), grpc.credentials.createInsecure(), options);
+}
+
+export function metadata(clientId: string, extra: Record<string, string> = {}): grpc.Metadata {
+  const md = new grpc.Metadata();
+  if (clientId) md.set('x-mq-client-id', clientId);
+  md.set('x-mq-language', 'JAVA');
+  md.set('x-mq-protocol', 'v2');
+  md.set('x-mq-client-version', '5.2.0');
+  for (const [k, v] of Object.entries(extra)) md.set(k, v);
+  return md;
+}
+
+/** A unary call as a promise of [error, response]. */
+export function call(client: RawClient, method: string, req: unknown, md: grpc.Metadata, options: grpc.CallOptions = {}): Promise<[grpc.ServiceError | null, RawClient]> {
+  return new Promise((resolve) => client[method](req, md, options, (err: grpc.ServiceError | null, res: unknown) => resolve([err, res])));
+}
