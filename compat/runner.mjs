@@ -4,8 +4,10 @@
 //   node compat/runner.mjs --server=ours                              # our server (run `npm run build` first)
 //   node compat/runner.mjs --server=official [--official-version=4.9.8|5.3.3]
 //   node compat/runner.mjs --server=ours,official --official-version=4.9.8,5.3.3   # several servers, one matrix
-//   options: --clients=java4,java5,go,mqadmin  (default all; mqadmin = test/integration/mqadmin.test.ts, which runs
-//              stock mqadmin against an in-process rocketmq-ts: only with --server=ours)
+//   options: --clients=java4,java5,go,mqadmin,grpc  (default all; mqadmin = test/integration/mqadmin.test.ts, which
+//              runs stock mqadmin against an in-process rocketmq-ts: only with --server=ours; grpc = compat/grpc/run.mjs,
+//              the Node 5.x gRPC client through an official rocketmq-proxy 5.3.3 in cluster mode in front of the
+//              server, which then consumes by POP from the broker: skipped for 4.9.x servers)
 //            --quick (no restart phases, quietMs=500)  --keep (keep temp stores)  --java4=4.9.8 --java5=5.5.0
 //            --store=clean|all|off (store moves with each official version, compat/store-compat.mjs: rows
 //              store:official-V→ours, store:ours→official-V; all = also the kill -9 variants; default clean)
@@ -30,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { caseName as storeCaseName } from './store-compat.mjs';
 import {
-  OfficialServer, OursServer, children, killTree, pickPorts, run, sleep, usedPorts,
+  OfficialProxy, OfficialServer, OursServer, children, killTree, pickPorts, run, sleep, usedPorts,
 } from './lib/servers.mjs';
 import { GROUPS as DIFF_GROUPS, compareDumps, report as diffReport } from './diff.mjs';
 
@@ -39,6 +41,9 @@ const ROOT = path.resolve(COMPAT, '..');
 const JAVA_RUN = path.join(COMPAT, 'java/run.sh');
 const GO_RUN = path.join(COMPAT, 'go/run.sh');
 const MQADMIN_TEST = 'test/integration/mqadmin.test.ts';
+const GRPC_RUN = path.join(COMPAT, 'grpc/run.mjs');
+/** The official proxy the gRPC scenarios go through (the newest 5.x whose jars resolve). */
+const PROXY_VERSION = '5.3.3';
 
 /**
  * Known server-specific gaps: extra -D properties per (server, Java client) that make scenarios skip themselves
@@ -80,9 +85,9 @@ function parseArgs(argv) {
     else o[key] = m[2];
   }
   // all = every harness that applies: mqadmin only when our server is among the targets
-  const all = ['java4', 'java5', 'go', ...(o.server.split(',').includes('ours') ? ['mqadmin'] : [])];
+  const all = ['java4', 'java5', 'go', 'grpc', ...(o.server.split(',').includes('ours') ? ['mqadmin'] : [])];
   const clients = o.clients === 'all' ? all : o.clients.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const c of clients) if (!['java4', 'java5', 'go', 'mqadmin'].includes(c)) usage(`unknown client ${c}`);
+  for (const c of clients) if (!['java4', 'java5', 'go', 'mqadmin', 'grpc'].includes(c)) usage(`unknown client ${c}`);
   const servers = [];
   for (const s of o.server.split(',').map((x) => x.trim()).filter(Boolean)) {
     if (s === 'ours') servers.push({ kind: 'ours', label: 'ours' });
@@ -289,7 +294,13 @@ async function main() {
 
   // ---- preparation (builds/fetches before any server runs)
   const javaLists = {};
+  let grpcList = [];
   await timed('prepare', async () => {
+    if (opts.clients.includes('grpc')) {
+      const r = await run(process.execPath, [GRPC_RUN, '--list'], { logFile: path.join(logDir, 'build-grpc.log') });
+      if (r.code !== 0) throw new Error(`compat/grpc/run.mjs --list failed:\n${r.output.slice(-2000)}`);
+      grpcList = r.output.split('\n').map((l) => l.trim()).filter((l) => /^\w+#\w+$/.test(l));
+    }
     for (const jc of javaClients) {
       progress(`building Java scenarios against rocketmq-client ${jc.version}`);
       const r = await run('bash', [JAVA_RUN, 'list', `-Drocketmq.version=${jc.version}`], { logFile: path.join(logDir, `build-${jc.id}.log`) });
@@ -325,6 +336,11 @@ async function main() {
       for (const s of javaLists[jc.id].restart) expected.push({ suite: 'restart', scenario: s, col: colJava(jc) });
     }
     if (opts.clients.includes('go')) for (const s of goScenarioList()) expected.push({ suite: 'go', scenario: s, col: col('go') });
+    const colGrpc = col(`grpc via proxy ${PROXY_VERSION}`);
+    if (opts.clients.includes('grpc')) {
+      results.addColumn(colGrpc);
+      for (const s of grpcList) expected.push({ suite: 'grpc', scenario: s, col: colGrpc });
+    }
     for (const e of expected) results.expect(e.suite, e.scenario);
     current = server;
     try {
@@ -391,6 +407,36 @@ async function main() {
             const o = again.get(name);
             const first = results.get(name, c);
             if (o?.status === 'PASS') results.replace(name, c, { status: 'PASS', reason: `passed on retry; first run: ${first.reason.split('\n')[0]}`, seconds: o.seconds });
+          }
+        }
+      }
+
+      // ---- gRPC (Node 5.x client) through an official proxy in cluster mode: the broker serves POP to the proxy
+      if (opts.clients.includes('grpc')) {
+        if (spec.kind === 'official' && !(server.concrete ?? spec.version).startsWith('5.')) {
+          for (const s of grpcList) results.record('grpc', s, colGrpc, 'SKIP', 'a 4.9.x broker has no POP, which the 5.x proxy consumes with');
+        } else {
+          const proxy = new OfficialProxy(PROXY_VERSION, tmp, logDir, server.label);
+          const seen = new Set();
+          try {
+            progress(`${colGrpc}: starting rocketmq-proxy ${PROXY_VERSION} (cluster mode) in front of ${ns}`);
+            const endpoint = await timed(`${colGrpc}: proxy start`, () => proxy.start(ns, usedPorts(server.ports)));
+            progress(`${colGrpc}: node compat/grpc/run.mjs --proxy=${endpoint}`);
+            const r = await timed(colGrpc, () => run(process.execPath, [GRPC_RUN, `--proxy=${endpoint}`, `--namesrv=${ns}`,
+              `--broker=127.0.0.1:${server.ports.broker}`], {
+              logFile: path.join(logDir, `${server.label}-grpc.log`),
+              timeoutMs: 15 * 60_000,
+              onLine: javaLineParser((o) => {
+                seen.add(o.name);
+                results.record('grpc', o.name, colGrpc, o.status, o.reason, o.seconds);
+                progress(`  ${o.status} ${o.name}${o.seconds != null ? ` (${o.seconds}s)` : ''}${o.status === 'PASS' ? '' : `: ${o.reason.split('\n')[0]}`}`);
+              }),
+            }));
+            finishSuite(results, 'grpc', colGrpc, grpcList, seen, r, 'compat/grpc/run.mjs');
+          } catch (e) {
+            for (const s of grpcList) if (!seen.has(s)) results.record('grpc', s, colGrpc, 'FAIL', `not run: ${String(e.message).split('\n')[0]}`);
+          } finally {
+            await timed(`${colGrpc}: proxy stop`, () => proxy.stop()).catch((e) => notes.push(`stop proxy: ${e.message}`));
           }
         }
       }
@@ -740,7 +786,7 @@ async function runMqadmin(results, c, logDir, timed) {
 
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'mqadmin', 'store', 'retention'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'mqadmin', 'store', 'retention'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));

@@ -250,3 +250,37 @@ export class OfficialServer {
       `broker=127.0.0.1:${this.ports.broker} store=${this.store}`;
   }
 }
+
+/**
+ * An official rocketmq-proxy (5.x, cluster mode) in front of a nameserver (ours or the official one), through
+ * official/official.sh proxy-start / proxy-stop. Its gRPC and remoting ports bind 0.0.0.0, below 32768.
+ */
+export class OfficialProxy {
+  constructor(version, tmp, logDir, name) {
+    this.version = version;
+    this.dir = path.join(tmp, `proxy-${name}`);
+    this.logFile = path.join(logDir, `proxy-${name}.log`);
+    this.started = false;
+  }
+
+  async start(namesrv, exclude = []) {
+    for (let attempt = 0; attempt < 50 && !this.ports; attempt++) {
+      const grpc = 20000 + Math.floor(Math.random() * 12000);
+      if (exclude.includes(grpc) || exclude.includes(grpc + 1)) continue;
+      if ((await portFree(grpc)) && (await portFree(grpc + 1))) this.ports = { grpc, remoting: grpc + 1 };
+    }
+    if (!this.ports) throw new Error('no free proxy ports below 32768');
+    fs.mkdirSync(this.dir, { recursive: true });
+    const r = await run('bash', [OFFICIAL, 'proxy-start', this.version, this.dir, namesrv, String(this.ports.grpc), String(this.ports.remoting)],
+      { logFile: this.logFile });
+    if (r.code !== 0 || !/^ready proxy /m.test(r.output)) throw new Error(`official.sh proxy-start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
+    this.started = true;
+    return `127.0.0.1:${this.ports.grpc}`;
+  }
+
+  async stop() {
+    if (!this.started) return;
+    await run('bash', [OFFICIAL, 'proxy-stop', this.dir], { logFile: this.logFile });
+    this.started = false;
+  }
+}

@@ -5,13 +5,21 @@
 #   official.sh start VERSION STOREDIR NSPORT BROKERPORT # prints "ready ns=127.0.0.1:NSPORT broker=127.0.0.1:BROKERPORT"
 #   official.sh stop STOREDIR
 #   official.sh version VERSION                          # print the resolved concrete version
+#   official.sh proxy-start VERSION DIR NAMESRV GRPCPORT REMOTINGPORT
+#                                                        # rocketmq-proxy (5.x) in cluster mode in front of any
+#                                                        # namesrv + broker (ours too); prints "ready proxy grpc=… remoting=…"
+#   official.sh proxy-stop DIR
+#   official.sh proxy-fetch VERSION                      # resolve the proxy jars only
 #
 # Jars go to compat/.cache/official-<version>/lib (gitignored); nothing is written to ~ except ~/.m2.
 # Ports used by the broker: BROKERPORT, BROKERPORT-2 (VIP/"fast" channel) and BROKERPORT+1 (HA). Prefer ports
 # below 32768 (outside Linux's ephemeral range) so client sockets cannot hold them.
 # Env: OFFICIAL_START_TIMEOUT (s, default 180), OFFICIAL_STOP_TIMEOUT (s before KILL, default 30),
 #   OFFICIAL_BROKER_NAMESRV (namesrvAddr the broker registers with; default 127.0.0.1:NSPORT - e.g. a capture proxy),
-#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x).
+#   OFFICIAL_BROKER_EXTRA (extra broker.properties lines, newline-separated), OFFICIAL_REFRESH=1 (re-resolve X.Y.x),
+#   OFFICIAL_PROXY_EXTRA (extra rmq-proxy.json members, e.g. '"enableBatchAck":true').
+# The proxy's jars (rocketmq-proxy and its runtime dependencies) go to compat/.cache/official-<version>/proxy-lib.
+# Proxy ports bind 0.0.0.0 (no bind option in 5.3.3): use ports below 32768 and dial 127.0.0.1.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -335,10 +343,79 @@ cmd_stop() {
   echo "stopped $1"
 }
 
+# ---------------------------------------------------------------- proxy (5.x, cluster mode)
+fetch_proxy() { # $1 concrete version; prints the proxy lib dir
+  local v=$1 d="$CACHE/official-$1"
+  if [ -f "$d/proxy-lib/.complete" ]; then echo "$d/proxy-lib"; return 0; fi
+  mkdir -p "$d"
+  cat > "$d/proxy-pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.compat</groupId>
+  <artifactId>official-rocketmq-proxy-classpath</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-proxy</artifactId><version>$v</version></dependency>
+  </dependencies>
+</project>
+EOF
+  rm -rf "$d/proxy-lib.tmp"
+  log "resolving rocketmq-proxy $v with maven ..."
+  if ! mvn -q -B -Dstyle.color=never -f "$d/proxy-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$d/proxy-lib.tmp" > "$d/proxy-mvn.log" 2>&1; then
+    grep -m1 ERROR "$d/proxy-mvn.log" | cut -c1-400 >&2
+    die "maven could not resolve rocketmq-proxy $v"
+  fi
+  ls "$d/proxy-lib.tmp"/rocketmq-proxy-"$v".jar >/dev/null || die "rocketmq-proxy-$v.jar missing"
+  rm -rf "$d/proxy-lib"; mv "$d/proxy-lib.tmp" "$d/proxy-lib"
+  touch "$d/proxy-lib/.complete"
+  log "rocketmq-proxy $v: $(ls "$d/proxy-lib" | grep -c '\.jar$') jars in $d/proxy-lib"
+  echo "$d/proxy-lib"
+}
+
+cmd_proxy_start() {
+  [ $# -eq 5 ] || die "usage: proxy-start VERSION DIR NAMESRV GRPCPORT REMOTINGPORT"
+  local v dir ns gport rport lib
+  v=$(resolve_version "$1"); ns=$3; gport=$4; rport=$5
+  [[ "$v" == 5.* ]] || die "rocketmq-proxy exists for 5.x only (got $v)"
+  mkdir -p "$2"; dir="$(cd "$2" && pwd)"
+  lib=$(fetch_proxy "$v" | tail -1)
+  if [ -f "$dir/proxy.pid" ] && alive "$(cat "$dir/proxy.pid")"; then die "$dir/proxy.pid: process $(cat "$dir/proxy.pid") still running"; fi
+  for p in "$gport" "$rport"; do port_free "$p" || die "port $p on 127.0.0.1 already in use"; done
+  mkdir -p "$dir/conf" "$dir/logs"
+  cat > "$dir/conf/rmq-proxy.json" <<EOF
+{"rocketMQClusterName":"DefaultCluster","namesrvAddr":"$ns","proxyMode":"cluster","grpcServerPort":$gport,"remotingListenPort":$rport,"grpcShutdownTimeSeconds":3${OFFICIAL_PROXY_EXTRA:+,$OFFICIAL_PROXY_EXTRA}}
+EOF
+  local jopts; jopts=$(java_opts_common)
+  # shellcheck disable=SC2086
+  RMQ_PROXY_HOME="$dir" ROCKETMQ_HOME="$dir" nohup java $jopts -Duser.home="$dir" -Drocketmq.home.dir="$dir" \
+      -cp "$lib/*" org.apache.rocketmq.proxy.ProxyStartup -pc "$dir/conf/rmq-proxy.json" > "$dir/logs/proxy.out" 2>&1 < /dev/null &
+  local pid=$! deadline=$(( SECONDS + START_TIMEOUT ))
+  echo "$pid" > "$dir/proxy.pid"
+  while ! grep -q "rocketmq-proxy startup successfully" "$dir/logs/proxy.out" 2>/dev/null; do
+    if ! alive "$pid"; then rm -f "$dir/proxy.pid"; tail -20 "$dir/logs/proxy.out" >&2; die "proxy exited before it was ready (see $dir/logs/proxy.out)"; fi
+    if [ $SECONDS -ge $deadline ]; then stop_pid "$dir/proxy.pid"; die "proxy not ready after ${START_TIMEOUT}s"; fi
+    sleep 0.3
+  done
+  echo "ready proxy grpc=127.0.0.1:$gport remoting=127.0.0.1:$rport"
+}
+
+cmd_proxy_stop() {
+  [ $# -eq 1 ] || die "usage: proxy-stop DIR"
+  [ -d "$1" ] || die "no such dir $1"
+  stop_pid "$1/proxy.pid"
+  echo "stopped proxy $1"
+}
+
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   version) shift; resolve_version "${1:-$DEFAULT_VERSION}" ;;
+  proxy-fetch) shift; fetch_proxy "$(resolve_version "${1:-5.3.3}")" ;;
+  proxy-start) shift; cmd_proxy_start "$@" ;;
+  proxy-stop) shift; cmd_proxy_stop "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | grep '^#' >&2; exit 2 ;;
 esac

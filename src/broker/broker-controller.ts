@@ -23,6 +23,13 @@ import { consumerOffsetProcessors } from './processors/consumer-offset.js';
 import { endTransactionProcessors } from './processors/end-transaction.js';
 import { lockProcessors } from './processors/lock.js';
 import { pullMessageProcessors } from './processors/pull-message.js';
+import { ackMessageProcessors } from './processors/ack-message.js';
+import { changeInvisibleProcessors } from './processors/change-invisible.js';
+import { popMessageProcessors } from './processors/pop-message.js';
+import { popNotificationProcessors } from './processors/pop-notification.js';
+import { namesrvRouteFetcher, queryAssignmentProcessors } from './processors/query-assignment.js';
+import { AssignmentService } from './pop/assignment-service.js';
+import { PopService } from './pop/pop-service.js';
 import { queryMessageProcessors } from './processors/query-message.js';
 import { sendBackProcessors } from './processors/send-back.js';
 import { sendReplyProcessors } from './processors/send-reply.js';
@@ -44,6 +51,8 @@ export interface Broker {
   /** The gRPC (5.x client) endpoint's port; −1 when grpcServerPort is −1. */
   readonly grpcPort: number;
   readonly context: BrokerContext;
+  /** POP consumption (pop, ack, change invisible time, dead letters), for every transport. */
+  readonly pop: PopService;
 }
 
 /** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
@@ -119,10 +128,18 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     startTimeMs: Date.now(),
   };
 
+  const pop = new PopService(ctx);
+  const assignments = new AssignmentService(ctx, namesrvRouteFetcher(client, () => config.namesrvAddr));
+
   // Every request family the broker serves, by transport-independent table (Java BrokerController.registerProcessor).
   const processorTables: ProcessorTable[] = [
     sendMessageProcessors(ctx),
     pullMessageProcessors(ctx),
+    popMessageProcessors(pop),
+    ackMessageProcessors(pop),
+    changeInvisibleProcessors(pop),
+    popNotificationProcessors(pop),
+    queryAssignmentProcessors(assignments),
     queryMessageProcessors(ctx),
     sendBackProcessors(ctx),
     sendReplyProcessors(ctx),
@@ -146,6 +163,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
 
   return {
     context: ctx,
+    pop,
     brokerAddr,
     get port() {
       return boundPort;
@@ -158,7 +176,10 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       subscriptionGroupManager.load();
       consumerOffsetManager.load();
       scheduleMessageService.load();
+      pop.load();
+      assignments.modes.load();
       store.onDispatch(pullRequestHoldService.onDispatch);
+      store.onDispatch(pop.onDispatch);
       store.onDispatch(scheduleMessageService.onDispatch);
       store.onDispatch(timerMessageService.onDispatch);
       timerMessageService.load();
@@ -168,6 +189,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       if (config.timerWheelEnable && config.brokerRole !== 'SLAVE') await timerMessageService.start();
       transactionalMessageService.start();
       if (config.brokerRole !== 'SLAVE') transactionCheckService.start();
+      pop.start();
       topicConfigManager.persist();
       boundPort = await server.listen(config.listenPort);
       if (config.listenPort > 2 && config.fastListenPort !== -1) {
@@ -189,6 +211,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       started = false;
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
+      await pop.shutdown();
       await scheduleMessageService.shutdown();
       await timerMessageService.shutdown();
       await transactionCheckService.shutdown();
@@ -197,6 +220,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await server.close();
       await client.close();
       await consumerOffsetManager.close();
+      await assignments.modes.saved();
       await subscriptionGroupManager.saved(); // a save in flight uses the same temp file
       await topicConfigManager.saved();
       subscriptionGroupManager.persist();

@@ -56,6 +56,23 @@ const BROKER_OWN_SCHEMA = {
   transactionTimeOut: { type: 'int', default: 6000, min: 0, live: true },
   transactionCheckMax: { type: 'int', default: 15, min: 1, live: true },
   rejectTransactionMessage: { type: 'bool', default: false, live: true },
+  // POP consumption (Java BrokerConfig). Revive queues (rmq_sys_REVIVE_LOG_<cluster>) are created at start.
+  reviveQueueNum: { type: 'int', default: 8, min: 1, max: 512 },
+  reviveInterval: { type: 'int', default: 1000, min: 10, live: true },
+  reviveMaxSlow: { type: 'int', default: 3, min: 1, live: true },
+  reviveScanTime: { type: 'int', default: 10000, min: 100, live: true },
+  popFromRetryProbability: { type: 'int', default: 20, min: 0, max: 100, live: true },
+  popPollingSize: { type: 'int', default: 1024, min: 0, live: true },
+  maxPopPollingSize: { type: 'int', default: 100000, min: 0, live: true },
+  popLongPollingForceNotifyInterval: { type: 'int', default: 800, min: 0, live: true },
+  enableRetryTopicV2: { type: 'bool', default: false, live: true },
+  retrieveMessageFromPopRetryTopicV1: { type: 'bool', default: true, live: true },
+  popResponseReturnActualRetryTopic: { type: 'bool', default: false, live: true },
+  initPopOffsetByCheckMsgInMem: { type: 'bool', default: true, live: true },
+  // QUERY_ASSIGNMENT: the mode of (topic, group) pairs nobody set with SET_MESSAGE_REQUEST_MODE
+  defaultMessageRequestMode: { type: 'enum', default: 'PULL', values: ['PULL', 'POP'], live: true },
+  defaultPopShareQueueNum: { type: 'int', default: -1, live: true },
+  serverLoadBalancerEnable: { type: 'bool', default: true, live: true },
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own, the store's and the gRPC endpoint's. */

@@ -155,7 +155,7 @@ describe('UPDATE_BROKER_CONFIG on a running broker', () => {
       'consumeQueueTailCacheEntries', 'defaultTopicQueueNums', 'fastListenPort', 'flushConsumerOffsetInterval',
       'flushDiskType', 'flushIntervalCommitLog', 'flushIntervalConsumeQueue', 'listenPort', 'mappedFileSizeCommitLog',
       'mappedFileSizeConsumeQueue', 'maxHashSlotNum', 'maxIndexNum', 'maxMsgsNumBatch', 'messageDelayLevel',
-      'messageIndexEnable', 'messageIndexSafe', 'namesrvAddr', 'recoverScanFileNum', 'registerNameServerPeriod',
+      'messageIndexEnable', 'messageIndexSafe', 'namesrvAddr', 'recoverScanFileNum', 'registerNameServerPeriod', 'reviveQueueNum',
       'storePathCommitLog', 'storePathRootDir', 'timerPrecisionMs', 'timerWheelEnable',
     ]);
   });

@@ -47,6 +47,11 @@ export interface ConsumerManagerOptions {
  */
 export class ConsumerManager {
   private readonly table = new Map<string, ConsumerGroupInfo>();
+  /**
+   * Groups seen through pops (and their subscriptions) rather than heartbeats: a POP consumer behind a proxy never
+   * heartbeats here (Java consumerCompensationTable). Not listed as connections; used for subscription lookups.
+   */
+  private readonly compensation = new Map<string, ConsumerGroupInfo>();
   private readonly watched = new WeakSet<ClientChannel>();
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly expiredTimeoutMs: number;
@@ -84,8 +89,38 @@ export class ConsumerManager {
     return this.table.get(group);
   }
 
+  /** The group's subscription of a topic: from heartbeats, else from pops (Java findSubscriptionData(g, t, true)). */
   findSubscriptionData(group: string, topic: string): SubscriptionData | undefined {
-    return this.table.get(group)?.subscriptions.get(topic);
+    return this.table.get(group)?.subscriptions.get(topic) ?? this.compensation.get(group)?.subscriptions.get(topic);
+  }
+
+  /** Java compensateBasicConsumerInfo: a group that consumes without heartbeats (POP). */
+  compensateBasicConsumerInfo(group: string, consumeType: string, messageModel: string): void {
+    const info = this.compensatedGroup(group);
+    info.consumeType = consumeType;
+    info.messageModel = messageModel;
+  }
+
+  /** Java compensateSubscribeData: the subscription a pop (or proxy) used. */
+  compensateSubscribeData(group: string, topic: string, sub: SubscriptionData): void {
+    this.compensatedGroup(group).subscriptions.set(topic, sub);
+  }
+
+  /** The compensation entry of a group (its consume type and pop subscriptions), if any. */
+  getCompensatedGroupInfo(group: string): ConsumerGroupInfo | undefined {
+    return this.compensation.get(group);
+  }
+
+  private compensatedGroup(group: string): ConsumerGroupInfo {
+    let info = this.compensation.get(group);
+    if (!info) {
+      info = {
+        groupName: group, consumeType: 'CONSUME_POP', messageModel: 'CLUSTERING', consumeFromWhere: 'CONSUME_FROM_LAST_OFFSET',
+        channels: new Map(), subscriptions: new Map(), lastUpdateTimestamp: this.now(),
+      };
+      this.compensation.set(group, info);
+    }
+    return info;
   }
 
   findSubscriptionDataCount(group: string): number {

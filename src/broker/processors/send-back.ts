@@ -1,14 +1,9 @@
-import { MessageConst, parseProperties } from '../../common/message-properties.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
-import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
+import { HeaderReader, createResponse } from '../../remoting/command.js';
 import type { ProcessorTable } from '../../remoting/dispatcher.js';
-import { decodeRecord } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
-import { createOffsetMessageId, parseHostAddress } from '../message-id.js';
-import { ensureDlqTopic, maxReconsumeTimes } from '../retry/retry-policy.js';
-import { Perm, isWriteable, retryTopic } from '../topic/topic-config.js';
-import { messageFromRecord } from '../stored-message.js';
+import { sendMessageBack } from '../send/send-back-service.js';
 
 /**
  * CONSUMER_SEND_MSG_BACK (36): a consumer gives a message back; it goes to `%RETRY%<group>` with the next
@@ -16,63 +11,16 @@ import { messageFromRecord } from '../stored-message.js';
  */
 export function sendBackProcessors(ctx: BrokerContext): ProcessorTable {
   return [
-    [RequestCode.CONSUMER_SEND_MSG_BACK, (req) => sendBack(ctx, req)],
+    [RequestCode.CONSUMER_SEND_MSG_BACK, async (req) => {
+      const h = new HeaderReader(req.extFields);
+      const refused = await sendMessageBack(ctx, {
+        offset: h.long('offset'),
+        group: h.str('group'),
+        delayLevel: h.optInt('delayLevel', 0) ?? 0,
+        maxReconsumeTimes: h.optInt('maxReconsumeTimes'),
+        requestVersion: req.version,
+      });
+      return refused ? createResponse(refused.code, refused.remark) : createResponse(ResponseCode.SUCCESS);
+    }],
   ];
-}
-
-async function sendBack(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
-  const h = new HeaderReader(req.extFields);
-  const offset = h.long('offset');
-  const group = h.str('group');
-  let delayLevel = h.optInt('delayLevel', 0) ?? 0;
-  const headerMax = h.optInt('maxReconsumeTimes');
-
-  const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
-  if (!groupConfig) {
-    return createResponse(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group not exist, ${group}`);
-  }
-  if (!isWriteable(ctx.config.brokerPermission)) {
-    return createResponse(ResponseCode.NO_PERMISSION, `the broker[${ctx.config.brokerIP1}] sending message is forbidden`);
-  }
-  const retryQueueNums = groupConfig.retryQueueNums ?? 1;
-  if (retryQueueNums <= 0) return createResponse(ResponseCode.SUCCESS);
-
-  let topic = retryTopic(group);
-  let queueId = Math.floor(Math.random() * retryQueueNums);
-  const retryConfig = ctx.topicConfigManager.createTopicIfAbsent(topic, retryQueueNums, Perm.READ | Perm.WRITE);
-  if (!isWriteable(retryConfig.perm)) {
-    return createResponse(ResponseCode.NO_PERMISSION, `the topic[${topic}] sending message is forbidden`);
-  }
-
-  const record = await ctx.store.lookMessageByOffset(offset);
-  if (!record) return createResponse(ResponseCode.SYSTEM_ERROR, `look message by offset failed, ${offset}`);
-  const orig = decodeRecord(record);
-  const props = parseProperties(orig.propertiesString);
-  if (!props.get(MessageConst.RETRY_TOPIC)) props.set(MessageConst.RETRY_TOPIC, orig.topic);
-  props.set(MessageConst.WAIT_STORE_MSG_OK, 'false');
-
-  const max = maxReconsumeTimes(req.version, headerMax, groupConfig.retryMaxTimes);
-  const storeHost = parseHostAddress(ctx.brokerAddr());
-  const origOffsetMsgId = createOffsetMessageId(orig.storeHost, orig.commitLogOffset);
-  if (orig.reconsumeTimes >= max || delayLevel < 0) {
-    topic = ensureDlqTopic(ctx, group).topicName;
-    queueId = 0;
-    props.delete(MessageConst.DELAY_TIME_LEVEL);
-    if (!props.get('DLQ_ORIGIN_TOPIC')) props.set('DLQ_ORIGIN_TOPIC', props.get(MessageConst.RETRY_TOPIC) ?? orig.topic);
-    if (!props.get('DLQ_ORIGIN_MESSAGE_ID')) props.set('DLQ_ORIGIN_MESSAGE_ID', props.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX) ?? origOffsetMsgId);
-  } else {
-    if (delayLevel === 0) delayLevel = 3 + orig.reconsumeTimes;
-    props.set(MessageConst.DELAY_TIME_LEVEL, String(delayLevel));
-  }
-  // Like Java: the id of the stored original (its offset message id), not the header's originMsgId (the client's
-  // UNIQ_KEY); kept through later send-backs.
-  if (!props.get(MessageConst.ORIGIN_MESSAGE_ID)) props.set(MessageConst.ORIGIN_MESSAGE_ID, origOffsetMsgId);
-
-  const msg = messageFromRecord(orig, topic, queueId, props, { storeHost, reconsumeTimes: orig.reconsumeTimes + 1 });
-  // Java runs the same put hook: with a DELAY level it drops TIMER_* properties copied from a timer message.
-  const refused = ctx.timerMessageService?.applyTimer(msg);
-  if (refused) return createResponse(ResponseCode.SYSTEM_ERROR, refused.status); // Java: any failed put → SYSTEM_ERROR
-  const result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
-  if (result.status === 'PUT_OK' || result.status === 'FLUSH_DISK_TIMEOUT') return createResponse(ResponseCode.SUCCESS);
-  return createResponse(ResponseCode.SYSTEM_ERROR, result.remark ?? result.status);
 }

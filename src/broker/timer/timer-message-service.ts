@@ -198,6 +198,15 @@ export class TimerMessageService {
     this.admit({ actionMs: e.tagsCode, queueOffset: e.queueOffset, commitLogOffset: e.commitLogOffset, sizeBytes: e.sizeBytes });
   };
 
+  /**
+   * Whether every entry due by `nowMs` has been delivered (Java TimerMessageStore dequeue/enqueue behind ≤ 0): POP
+   * revive waits for it before it treats a quiet revive queue as complete, so no due ack is still in the timer.
+   */
+  isCaughtUp(nowMs: number = Date.now()): boolean {
+    if (!this.started) return false;
+    return this.inFlight.size === 0 && this.heap.peekActionMs() + this.precisionMs > nowMs && this.fMs >= nowMs;
+  }
+
   /** For runtime info and tests. */
   status(): { pendingFrom: number; queueEnd: number; heapEntries: number; inFlight: number; scanning: boolean; memoryBytes: number } & Counters {
     return {

@@ -66,6 +66,8 @@ export class TopicConfigManager {
     add(SystemTopic.SCHEDULE_TOPIC, 18);
     add(`${c.brokerClusterName}_REPLY_TOPIC`, 1);
     if (c.timerWheelEnable) add(SystemTopic.TIMER_TOPIC, 1);
+    // POP checkpoints and acks (Java PopAckConstants.buildClusterReviveTopic)
+    add(`${SystemTopic.REVIVE_LOG_PREFIX}${c.brokerClusterName}`, c.reviveQueueNum);
   }
 
   isSystemTopic(topic: string): boolean {

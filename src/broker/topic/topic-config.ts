@@ -47,6 +47,8 @@ export const SystemTopic = {
   TRANS_CHECK_MAX_TIME: 'TRANS_CHECK_MAX_TIME_TOPIC',
   /** TimerMessageStore.TIMER_TOPIC; created (1 queue) when timerWheelEnable. */
   TIMER_TOPIC: 'rmq_sys_wheel_timer',
+  /** PopAckConstants.REVIVE_TOPIC: + the cluster name; reviveQueueNum queues. */
+  REVIVE_LOG_PREFIX: 'rmq_sys_REVIVE_LOG_',
 } as const;
 
 export const RETRY_GROUP_TOPIC_PREFIX = '%RETRY%';
