@@ -157,7 +157,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   for (const table of processorTables) dispatcher.registerTable(table);
   // The gRPC endpoint for 5.x clients (the official proxy's MessagingService), a second transport onto the services.
   const grpcBindPort = grpcPortToBind(config);
-  const grpc = grpcBindPort >= 0 ? new GrpcEndpoint({ ctx, dispatcher, logger: log.child({ component: 'grpc' }) }) : undefined;
+  const grpc = grpcBindPort >= 0 ? new GrpcEndpoint({ ctx, dispatcher, pop, logger: log.child({ component: 'grpc' }) }) : undefined;
 
   let started = false;
 

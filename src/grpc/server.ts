@@ -7,7 +7,9 @@ import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import type { BrokerContext } from '../broker/context.js';
 import type { RequestDispatcher } from '../remoting/dispatcher.js';
+import type { PopService } from '../broker/pop/pop-service.js';
 import { heartbeat, notifyClientTermination, telemetry } from './client-rpcs.js';
+import { ackMessage, changeInvisibleDuration, forwardMessageToDeadLetterQueue, receiveMessage } from './consume-rpcs.js';
 import { GrpcClients } from './clients.js';
 import { patchGrpcJsDeadline } from './grpc-js-deadline.js';
 import { messagingServiceDefinition } from './proto.js';
@@ -25,6 +27,7 @@ const SERVICE = 'apache.rocketmq.v2.MessagingService';
 export interface GrpcEndpointDeps {
   ctx: BrokerContext;
   dispatcher: RequestDispatcher;
+  pop: PopService;
   logger: Logger;
 }
 
@@ -142,14 +145,15 @@ export class GrpcEndpoint {
     return impl;
   }
 
-  /** ReceiveMessage, AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (POP); RecallMessage. */
-  protected consumptionHandlers(_s: GrpcServices): grpc.UntypedServiceImplementation {
+  /** ReceiveMessage, AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue: the broker's POP. */
+  private consumptionHandlers(s: GrpcServices): grpc.UntypedServiceImplementation {
+    const { pop } = this.deps;
     const notYet = (method: string) => ({ code: grpc.status.UNIMPLEMENTED, details: `Method ${SERVICE}/${method} is unimplemented` });
     return {
-      ReceiveMessage: (call: grpc.ServerWritableStream<Msg, Msg>) => call.emit('error', notYet('ReceiveMessage')),
-      AckMessage: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(notYet('AckMessage')),
-      ChangeInvisibleDuration: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(notYet('ChangeInvisibleDuration')),
-      ForwardMessageToDeadLetterQueue: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(notYet('ForwardMessageToDeadLetterQueue')),
+      ReceiveMessage: receiveMessage(s, pop),
+      AckMessage: unary(s, 'AckMessage', ackMessage(s, pop)),
+      ChangeInvisibleDuration: unary(s, 'ChangeInvisibleDuration', changeInvisibleDuration(s, pop)),
+      ForwardMessageToDeadLetterQueue: unary(s, 'ForwardMessageToDeadLetterQueue', forwardMessageToDeadLetterQueue(s, pop)),
       RecallMessage: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(notYet('RecallMessage')),
     };
   }

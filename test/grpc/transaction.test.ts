@@ -8,7 +8,7 @@ const { TransactionResolution } = require('rocketmq-client-nodejs/proto/apache/r
 
 describe('gRPC endpoint: transactions from rocketmq-client-nodejs 1.0.8', () => {
   let server: TestServer;
-  let producer: { shutdown(): Promise<void>; beginTransaction(): any; send(m: unknown, tx?: unknown): Promise<any> } | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let producer: { startup(): Promise<void>; shutdown(): Promise<void>; beginTransaction(): any; send(m: unknown, tx?: unknown): Promise<any> } | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
   const checked: string[] = [];
   const topic = 'GrpcTx';
 
