@@ -250,7 +250,7 @@ async function startOurs(work, ports, logFd, profileDir) {
   const store = path.join(work, 'ours');
   const args = [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, `--storePathRootDir=${store}`, ...CFG.oursArgs,
+    path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, '--grpcServerPort=0', `--storePathRootDir=${store}`, ...CFG.oursArgs,
   ];
   const t0 = performance.now();
   const { proc, ready } = spawnUntil(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', logFd] }, /rocketmq-ts ready/, 120000);

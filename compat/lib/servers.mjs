@@ -89,17 +89,17 @@ function portFree(port) {
 }
 
 /**
- * Nameserver port N and broker port B (B-2 = VIP, B+1 = HA also free), all below 32768, none of `exclude`
+ * Nameserver port N and broker port B (B-2 = VIP, B+1 = HA, B+2 = our gRPC endpoint also free), all below 32768, none of `exclude`
  * (ports picked for a server that is not listening yet).
  */
 export async function pickPorts(exclude = []) {
   for (let i = 0; i < 200; i++) {
     const ns = 20000 + Math.floor(Math.random() * 6000);
     const b = ns + 1000 + Math.floor(Math.random() * 5000);
-    const all = [ns, b - 2, b - 1, b, b + 1];
+    const all = [ns, b - 2, b - 1, b, b + 1, b + 2];
     let ok = !all.some((p) => exclude.includes(p));
     for (const p of all) if (ok && !(await portFree(p))) ok = false;
-    if (ok) return { ns, broker: b };
+    if (ok) return { ns, broker: b, grpc: b + 2 };
   }
   throw new Error('no free ports found below 32768');
 }
@@ -107,7 +107,7 @@ export async function pickPorts(exclude = []) {
 // ------------------------------------------------------------------ servers
 
 /** All ports a server uses (for pickPorts' exclude list). */
-export const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.broker - 1, ports.broker, ports.broker + 1] : []);
+export const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.broker - 1, ports.broker, ports.broker + 1, ports.broker + 2] : []);
 
 /**
  * Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). `name` names its store and log
@@ -129,7 +129,8 @@ export class OursServer {
     if (!fs.existsSync(main)) throw new Error('dist/main.js missing: run `npm run build` first');
     fs.mkdirSync(this.store, { recursive: true });
     const args = [main, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
-      `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
+      `--storePathRootDir=${this.store}`, `--grpcServerPort=${this.ports.grpc ?? 0}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true',
+      ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;
