@@ -108,6 +108,10 @@ export async function badInput(env, n) {
     // the connection and the Telemetry stream stay usable
     const [, after] = await unary(client, 'Heartbeat', { group: { name: group }, client_type: 'SIMPLE_CONSUMER' }, md);
     eq(after.status, 'OK', 'OK', 'Heartbeat after the errors');
+    // RecallMessage on a NORMAL topic: the topic type check comes first
+    const handle = Buffer.from(`v1 ${topic} broker-a ${Date.now() + 60_000} 01ABCDEF`).toString('base64url');
+    const [, recall] = await unary(client, 'RecallMessage', { topic: { name: topic }, recall_handle: handle }, pmd);
+    eq(recall.status, 'MESSAGE_PROPERTY_CONFLICT_WITH_TYPE', /the expected type is NORMAL, but actual type is DELAY$/, 'RecallMessage on a NORMAL topic');
     // unimplemented RPCs
     const [unimpl] = await unary(client, 'UpdateOffset', {}, md);
     assert(unimpl?.code === grpc.status.UNIMPLEMENTED, `UpdateOffset: ${unimpl?.code}`);

@@ -264,7 +264,8 @@ export class OfficialProxy {
     this.started = false;
   }
 
-  async start(namesrv, exclude = []) {
+  /** `extra`: more rmq-proxy.json members (official.sh OFFICIAL_PROXY_EXTRA), e.g. the TLS files. */
+  async start(namesrv, exclude = [], extra = '') {
     for (let attempt = 0; attempt < 50 && !this.ports; attempt++) {
       const grpc = 20000 + Math.floor(Math.random() * 12000);
       if (exclude.includes(grpc) || exclude.includes(grpc + 1)) continue;
@@ -273,7 +274,7 @@ export class OfficialProxy {
     if (!this.ports) throw new Error('no free proxy ports below 32768');
     fs.mkdirSync(this.dir, { recursive: true });
     const r = await run('bash', [OFFICIAL, 'proxy-start', this.version, this.dir, namesrv, String(this.ports.grpc), String(this.ports.remoting)],
-      { logFile: this.logFile });
+      { logFile: this.logFile, env: extra ? { OFFICIAL_PROXY_EXTRA: extra } : {} });
     if (r.code !== 0 || !/^ready proxy /m.test(r.output)) throw new Error(`official.sh proxy-start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     this.started = true;
     return `127.0.0.1:${this.ports.grpc}`;

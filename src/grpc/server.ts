@@ -13,6 +13,7 @@ import { ackMessage, changeInvisibleDuration, forwardMessageToDeadLetterQueue, r
 import { GrpcClients } from './clients.js';
 import { patchGrpcJsDeadline } from './grpc-js-deadline.js';
 import { messagingServiceDefinition } from './proto.js';
+import { recallMessage } from './recall-rpc.js';
 import { queryAssignment, queryRoute } from './route-rpcs.js';
 import { sendMessageRpc } from './send-rpcs.js';
 import { type GrpcServices, type Msg, unary } from './services.js';
@@ -145,16 +146,15 @@ export class GrpcEndpoint {
     return impl;
   }
 
-  /** ReceiveMessage, AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue: the broker's POP. */
+  /** ReceiveMessage, AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (the broker's POP); RecallMessage. */
   private consumptionHandlers(s: GrpcServices): grpc.UntypedServiceImplementation {
     const { pop } = this.deps;
-    const notYet = (method: string) => ({ code: grpc.status.UNIMPLEMENTED, details: `Method ${SERVICE}/${method} is unimplemented` });
     return {
       ReceiveMessage: receiveMessage(s, pop),
       AckMessage: unary(s, 'AckMessage', ackMessage(s, pop)),
       ChangeInvisibleDuration: unary(s, 'ChangeInvisibleDuration', changeInvisibleDuration(s, pop)),
       ForwardMessageToDeadLetterQueue: unary(s, 'ForwardMessageToDeadLetterQueue', forwardMessageToDeadLetterQueue(s, pop)),
-      RecallMessage: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(notYet('RecallMessage')),
+      RecallMessage: unary(s, 'RecallMessage', recallMessage(s)),
     };
   }
 }

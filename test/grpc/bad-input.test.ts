@@ -168,6 +168,16 @@ describe('gRPC endpoint: bad input gets the official Code', () => {
     const [, qa] = await call(client, 'QueryAssignment', { topic: { name: unknown }, group: { name: group } }, md);
     expect(qa.status.code).toBe('TOPIC_NOT_FOUND');
     expect(qa.status.message).toBe(`CODE: 17  DESC: No topic route info in name server for the topic: ${unknown}\nFor more information, please visit the url, https://rocketmq.apache.org/docs/bestPractice/06FAQ`);
+    const handle = Buffer.from(`v1 ${topic} broker-a ${Date.now() + 60_000} 01ABCDEF`).toString('base64url');
+    const [, rNormal] = await call(client, 'RecallMessage', { topic: { name: topic }, recall_handle: handle }, md);
+    expect(rNormal.status).toEqual({
+      code: 'MESSAGE_PROPERTY_CONFLICT_WITH_TYPE', message: 'TopicMessageType validate failed, the expected type is NORMAL, but actual type is DELAY',
+    });
+    await createTypedTopic(server, 'GrpcBadDelay', 'DELAY', 1);
+    const [, rBad] = await call(client, 'RecallMessage', { topic: { name: 'GrpcBadDelay' }, recall_handle: 'not-a-handle' }, md);
+    expect(rBad.status).toEqual({ code: 'INTERNAL_SERVER_ERROR', message: 'recall handle is invalid' });
+    const [, rOff] = await call(client, 'RecallMessage', { topic: { name: 'GrpcBadDelay' }, recall_handle: handle }, md);
+    expect(rOff.status).toEqual({ code: 'INTERNAL_SERVER_ERROR', message: 'recall failed, operation is forbidden' }); // recallMessageEnable=false
     const [err] = await call(client, 'UpdateOffset', {}, md);
     expect(err?.code).toBe(grpc.status.UNIMPLEMENTED);
     expect(err?.details).toBe('Method apache.rocketmq.v2.MessagingService/UpdateOffset is unimplemented');
