@@ -275,7 +275,7 @@ export const NODE_SCENARIOS = {
     const group = n.group();
     const rawGroup = n.group();
     const p = await s.onsProducer(`PG_${topic}`);
-    const msg = new OnsMessage(topic, 'TagM', Buffer.from('from remoting ✓'.repeat(400))); // ≥ 4 KiB: ali-ons compresses it
+    const msg = new OnsMessage(topic, 'TagM', Buffer.from('from remoting ✓'));
     msg.keys = ['mk1', 'mk2'];
     msg.properties.mixed = 'yes';
     const sent = await p.send(msg);
@@ -283,7 +283,7 @@ export const NODE_SCENARIOS = {
     const c = await s.simple(group, topic);
     const [mv] = await receiveUntil(c, 'the remoting message', (g) => g.length > 0);
     const [stored] = await pullRecords(s.env.broker, topic);
-    assert(body(mv) === 'from remoting ✓'.repeat(400), 'body differs (compressed remoting body must arrive inflated)');
+    assert(body(mv) === 'from remoting ✓', `body ${body(mv)}`);
     assert(mv.tag === 'TagM' && mv.keys.join(' ') === 'mk1 mk2' && mv.properties.get('mixed') === 'yes', `tag ${mv.tag} keys ${mv.keys} props ${[...mv.properties]}`);
     assert(mv.messageId === stored.props.get('UNIQ_KEY'), `message id ${mv.messageId} vs UNIQ_KEY ${stored.props.get('UNIQ_KEY')}`);
     assert(mv.bornTimestamp.getTime() === stored.bornTimestamp, `born ${mv.bornTimestamp.getTime()} vs ${stored.bornTimestamp}`);
@@ -292,6 +292,33 @@ export const NODE_SCENARIOS = {
     assert(raw.store_timestamp === stored.storeTimestamp, `store ${raw.store_timestamp} vs ${stored.storeTimestamp}`);
     assert(raw.born_timestamp === stored.bornTimestamp, `born ${raw.born_timestamp} vs ${stored.bornTimestamp}`);
     assert(raw.body_encoding === 'IDENTITY', `body_encoding ${raw.body_encoding}`);
+  },
+
+  /**
+   * A remoting producer zlib-compresses bodies ≥ 4 KiB. Ours inflates them for gRPC consumers (IDENTITY); the
+   * official cluster proxy 5.3.3 was seen to hand the zlib bytes on labelled GZIP, which the Node client cannot gunzip
+   * ("incorrect header check"): that outcome is reported as SKIP with the reason, anything else counts.
+   */
+  async compressedRemotingBody(s, n) {
+    const topic = n.topic('NORMAL', 1);
+    const group = n.group();
+    const p = await s.onsProducer(`PG_${topic}`);
+    const text = 'compressed by the remoting producer ✓ '.repeat(200);
+    const sent = await p.send(new OnsMessage(topic, 'TagZ', Buffer.from(text)));
+    assert(sent.sendStatus === 'SEND_OK', `ali-ons send ${sent.sendStatus}`);
+    const [stored] = await pullRecords(s.env.broker, topic);
+    assert((stored.sysFlag & 1) === 1, 'ali-ons did not compress the body (sysFlag)');
+    const c = await s.simple(group, topic);
+    let got;
+    try {
+      [got] = await receiveUntil(c, 'the compressed message', (g) => g.length > 0);
+    } catch (err) {
+      if (/incorrect header check/.test(String(err?.message))) {
+        throw new Skip('the server labelled a zlib body GZIP and the Node client cannot gunzip it (official cluster proxy 5.3.3)');
+      }
+      throw err;
+    }
+    assert(body(got) === text, 'body differs after decompression');
   },
 
   /** Node gRPC producer → ali-ons (remoting) consumer. */
@@ -312,5 +339,8 @@ export const NODE_SCENARIOS = {
     assert(got.properties.PGROUP === topic, `PGROUP ${got.properties.PGROUP}`);
   },
 };
+
+/** An outcome that is a known, documented gap of the server under test: printed as SKIP with the reason. */
+export class Skip extends Error {}
 
 export { sleep };

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { awaitRoute, createGroup, createTopic } from '../grpc/admin.mjs';
 import { badInput } from './bad-input.mjs';
-import { NODE_SCENARIOS, Scope } from './node-scenarios.mjs';
+import { NODE_SCENARIOS, Scope, Skip } from './node-scenarios.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const args = Object.fromEntries(process.argv.slice(2).map((a) => {
@@ -112,6 +112,7 @@ async function main() {
   const only = args.only ? new Set(args.only.split(',')) : undefined;
   let passed = 0;
   let failed = 0;
+  let skipped = 0;
   for (const [name, fn] of Object.entries(all)) {
     if (only && !only.has(name) && !only.has(name.split('#')[1])) continue;
     console.log(`RUN ${name}`);
@@ -122,13 +123,18 @@ async function main() {
       passed++;
       console.log(`PASS ${name} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
     } catch (err) {
+      if (err instanceof Skip) {
+        skipped++;
+        console.log(`SKIP ${name} (${((Date.now() - t0) / 1000).toFixed(1)}s): ${err.message}`);
+        continue;
+      }
       failed++;
       console.log(`FAIL ${name} (${((Date.now() - t0) / 1000).toFixed(1)}s): ${String(err?.message ?? err).split('\n')[0]}`);
     } finally {
       await scope.close();
     }
   }
-  console.log(`scenarios: ${passed} passed, ${failed} failed`);
+  console.log(`scenarios: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   return failed > 0 ? 1 : 0;
 }
 

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer, waitFor } from '../helpers/server.js';
+import { parseFastjson } from '../../src/common/fastjson.js';
+import { silentLogger } from '../../src/common/logger.js';
+import { RequestCode } from '../../src/common/request-code.js';
+import { createRequest } from '../../src/remoting/command.js';
+import { RemotingClient } from '../../src/remoting/client.js';
 import { createTypedTopic, grpcEndpoint, quietLogger, rmq, storedRecords } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -66,6 +71,24 @@ describe('gRPC endpoint: rocketmq-client-nodejs 1.0.8 consumers on POP', () => {
     // the group is listed as a consumer with this client, and its progress counts the acked messages as consumed
     const info = server.broker.context.consumerManager.getConsumerGroupInfo('GS1');
     expect([...(info?.channels.values() ?? [])].map((ch) => ch.clientId)).toContain(c.clientId);
+    // what mqadmin consumerConnection / consumerProgress ask the broker
+    const admin = new RemotingClient(silentLogger());
+    try {
+      const conn = await admin.request(server.brokerAddr, createRequest(RequestCode.GET_CONSUMER_CONNECTION_LIST, { consumerGroup: 'GS1' }), 5000);
+      expect(conn.code).toBe(0);
+      const cc = parseFastjson(conn.body!) as { connectionSet: Array<{ clientId: string; language: string }>; consumeType: string };
+      expect(cc.connectionSet.map((x) => x.clientId)).toContain(c.clientId);
+      expect(cc.connectionSet.find((x) => x.clientId === c.clientId)?.language).toBe('HTTP'); // Node's x-mq-language
+      expect(cc.consumeType).toBe('CONSUME_ACTIVELY');
+      const stats = await admin.request(server.brokerAddr, createRequest(RequestCode.GET_CONSUME_STATS, { consumerGroup: 'GS1', topic }), 5000);
+      expect(stats.code).toBe(0);
+      const cs = parseFastjson(stats.body!) as { offsetTable: Map<unknown, { brokerOffset: number; consumerOffset: number }> | Record<string, { brokerOffset: number; consumerOffset: number }> };
+      const rows = cs.offsetTable instanceof Map ? [...cs.offsetTable.values()] : Object.values(cs.offsetTable);
+      expect(rows.reduce((a, r) => a + Number(r.brokerOffset), 0)).toBe(6);
+      expect(rows.reduce((a, r) => a + Number(r.consumerOffset), 0)).toBe(6); // POP moves the offset at pop time
+    } finally {
+      await admin.close();
+    }
   });
 
   it('redelivers after the invisible time (attempt 2); ChangeInvisibleDuration hands back a new handle that acks', async () => {
