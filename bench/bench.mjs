@@ -11,6 +11,8 @@
 //          --profile (ours runs with --cpu-prof; its numbers then include profiler overhead)  --no-limits  --keep
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
+//          --no-grpc (skip the gRPC part: bench/grpc-bench.mjs, the Java 5.x gRPC client against our endpoint and the
+//          official proxy 5.3.3: sync sends, SimpleConsumer receive+ack (POP) vs the remoting pull consumer)
 // Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 5; quick 1)
 //          BENCH_CONSUME_MSGS (backlog, 200000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 30; quick 4)
 //          BENCH_E2E_RATE (msg/s, 1000)  BENCH_ASYNC_INFLIGHT (256)
@@ -41,7 +43,7 @@ if (flag('help') || flag('h')) {
   process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
-const known = ['quick', 'profile', 'no-limits', 'no-store', 'keep', 'help', 'only', 'scenarios'];
+const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-grpc', 'keep', 'help', 'only', 'scenarios'];
 for (const a of argv) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!a.startsWith('--') || !known.includes(name)) { process.stderr.write(`bench: unknown argument ${a} (see --help)\n`); process.exit(2); }
@@ -600,6 +602,18 @@ async function main() {
     else fs.rmSync(work, { recursive: true, force: true });
   }
   if (!flag('no-store') && SERVERS.includes('ours')) await storeBench();
+  if (!flag('no-grpc')) await grpcBench();
+}
+
+/** The gRPC part (5.x clients): bench/grpc-bench.mjs, ours vs the official proxy + broker 5.3.3. */
+function grpcBench() {
+  const args = [path.join(HERE, 'grpc-bench.mjs'), ...(QUICK ? ['--quick'] : []), ...(opt('only') ? [`--only=${opt('only')}`] : [])];
+  process.stdout.write(`\n[grpc] node ${args.map((a) => path.relative(ROOT, a) || a).join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, args, { stdio: 'inherit', cwd: ROOT });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`grpc-bench.mjs exited with ${code}`))));
+  });
 }
 
 /** The store part (issue: flush modes and recovery time): bench/store-recovery.mjs with this run's mode. */
