@@ -12,6 +12,8 @@
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
 //          --no-ha (skip the master/slave part: bench/ha.mjs, SYNC/ASYNC_MASTER groups side by side; runs last)
+//          --no-grpc (skip the gRPC part: bench/grpc-bench.mjs, the Java 5.x gRPC client against our endpoint and the
+//          official proxy 5.3.3: sync sends, SimpleConsumer receive+ack (POP) vs the remoting pull consumer)
 // Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 5; quick 1)
 //          BENCH_CONSUME_MSGS (backlog, 200000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 30; quick 4)
 //          BENCH_E2E_RATE (msg/s, 1000)  BENCH_ASYNC_INFLIGHT (256)
@@ -42,7 +44,7 @@ if (flag('help') || flag('h')) {
   process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
-const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'keep', 'help', 'only', 'scenarios'];
+const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-grpc', 'keep', 'help', 'only', 'scenarios'];
 for (const a of argv) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!a.startsWith('--') || !known.includes(name)) { process.stderr.write(`bench: unknown argument ${a} (see --help)\n`); process.exit(2); }
@@ -251,7 +253,7 @@ async function startOurs(work, ports, logFd, profileDir) {
   const store = path.join(work, 'ours');
   const args = [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, `--storePathRootDir=${store}`, ...CFG.oursArgs,
+    path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, '--grpcServerPort=0', `--storePathRootDir=${store}`, ...CFG.oursArgs,
   ];
   const t0 = performance.now();
   const { proc, ready } = spawnUntil(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', logFd] }, /rocketmq-ts ready/, 120000);
@@ -602,6 +604,7 @@ async function main() {
   }
   if (!flag('no-store') && SERVERS.includes('ours')) await storeBench();
   if (!flag('no-ha')) await haBench();
+  if (!flag('no-grpc')) await grpcBench();
 }
 
 /** The master/slave part (issue #13): bench/ha.mjs, groups of the official broker and ours side by side. */
@@ -612,6 +615,18 @@ function haBench() {
     const p = spawn(process.execPath, args, { stdio: 'inherit', cwd: ROOT });
     p.on('error', reject);
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ha.mjs exited with ${code}`))));
+  });
+}
+
+
+/** The gRPC part (5.x clients): bench/grpc-bench.mjs, ours vs the official proxy + broker 5.3.3. */
+function grpcBench() {
+  const args = [path.join(HERE, 'grpc-bench.mjs'), ...(QUICK ? ['--quick'] : []), ...(opt('only') ? [`--only=${opt('only')}`] : [])];
+  process.stdout.write(`\n[grpc] node ${args.map((a) => path.relative(ROOT, a) || a).join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, args, { stdio: 'inherit', cwd: ROOT });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`grpc-bench.mjs exited with ${code}`))));
   });
 }
 

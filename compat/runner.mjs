@@ -4,10 +4,12 @@
 //   node compat/runner.mjs --server=ours                              # our server (run `npm run build` first)
 //   node compat/runner.mjs --server=official [--official-version=4.9.8|5.3.3]
 //   node compat/runner.mjs --server=ours,official --official-version=4.9.8,5.3.3   # several servers, one matrix
-//   options: --clients=java4,java5,go,mqadmin,grpc  (default all; mqadmin = test/integration/mqadmin.test.ts, which
+//   options: --clients=java4,java5,go,mqadmin,grpc,grpc5  (default all; mqadmin = test/integration/mqadmin.test.ts, which
 //              runs stock mqadmin against an in-process rocketmq-ts: only with --server=ours; grpc = compat/grpc/run.mjs,
 //              the Node 5.x gRPC client through an official rocketmq-proxy 5.3.3 in cluster mode in front of the
-//              server, which then consumes by POP from the broker: skipped for 4.9.x servers)
+//              server, which then consumes by POP from the broker: skipped for 4.9.x servers; grpc5 = compat/grpc5/run.mjs,
+//              the 5.x gRPC clients — Node 1.0.8, Java 5.2.0 and 5.0.2, ali-ons mixed, raw bad input — against our
+//              broker's own endpoint, or against an official proxy 5.3.3 in front of the official 5.x broker)
 //            --quick (no restart phases, quietMs=500)  --keep (keep temp stores)  --java4=4.9.8 --java5=5.5.0
 //            --store=clean|all|off (store moves with each official version, compat/store-compat.mjs: rows
 //              store:official-V→ours, store:ours→official-V; all = also the kill -9 variants; default clean)
@@ -30,6 +32,7 @@
 // (+ raw logs in compat/results/<name>-logs/), exits 1 on any FAIL, 2 on usage errors.
 // Adding a scenario is adding a file: a JUnit class in compat/java/src/test/java/compat/scenarios, a *_test.go in
 // compat/go. Plain Node >= 20, no dependencies.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +50,7 @@ const JAVA_RUN = path.join(COMPAT, 'java/run.sh');
 const GO_RUN = path.join(COMPAT, 'go/run.sh');
 const MQADMIN_TEST = 'test/integration/mqadmin.test.ts';
 const GRPC_RUN = path.join(COMPAT, 'grpc/run.mjs');
+const GRPC5_RUN = path.join(COMPAT, 'grpc5/run.mjs');
 /** The official proxy the gRPC scenarios go through (the newest 5.x whose jars resolve). */
 const PROXY_VERSION = '5.3.3';
 
@@ -90,9 +94,9 @@ function parseArgs(argv) {
     else o[key] = m[2];
   }
   // all = every harness that applies: mqadmin only when our server is among the targets
-  const all = ['java4', 'java5', 'go', 'grpc', ...(o.server.split(',').includes('ours') ? ['mqadmin'] : [])];
+  const all = ['java4', 'java5', 'go', 'grpc', 'grpc5', ...(o.server.split(',').includes('ours') ? ['mqadmin'] : [])];
   const clients = o.clients === 'all' ? all : o.clients.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const c of clients) if (!['java4', 'java5', 'go', 'mqadmin', 'grpc'].includes(c)) usage(`unknown client ${c}`);
+  for (const c of clients) if (!['java4', 'java5', 'go', 'mqadmin', 'grpc', 'grpc5'].includes(c)) usage(`unknown client ${c}`);
   const servers = [];
   for (const s of o.server.split(',').map((x) => x.trim()).filter(Boolean)) {
     if (s === 'ours') servers.push({ kind: 'ours', label: 'ours' });
@@ -308,7 +312,13 @@ async function main() {
   // ---- preparation (builds/fetches before any server runs)
   const javaLists = {};
   let grpcList = [];
+  let grpc5List = [];
   await timed('prepare', async () => {
+    if (opts.clients.includes('grpc5')) {
+      const r = await run(process.execPath, [GRPC5_RUN, '--list'], { logFile: path.join(logDir, 'build-grpc5.log') });
+      if (r.code !== 0) throw new Error(`compat/grpc5/run.mjs --list failed:\n${r.output.slice(-2000)}`);
+      grpc5List = r.output.split('\n').map((l) => l.trim()).filter((l) => /^\w+#\w+$/.test(l));
+    }
     if (opts.clients.includes('grpc')) {
       const r = await run(process.execPath, [GRPC_RUN, '--list'], { logFile: path.join(logDir, 'build-grpc.log') });
       if (r.code !== 0) throw new Error(`compat/grpc/run.mjs --list failed:\n${r.output.slice(-2000)}`);
@@ -353,6 +363,11 @@ async function main() {
     if (opts.clients.includes('grpc')) {
       results.addColumn(colGrpc);
       for (const s of grpcList) expected.push({ suite: 'grpc', scenario: s, col: colGrpc });
+    }
+    const colGrpc5 = col(spec.kind === 'ours' ? 'grpc 5.x' : `grpc 5.x (proxy ${PROXY_VERSION})`);
+    if (opts.clients.includes('grpc5')) {
+      results.addColumn(colGrpc5);
+      for (const s of grpc5List) expected.push({ suite: 'grpc5', scenario: s, col: colGrpc5 });
     }
     for (const e of expected) results.expect(e.suite, e.scenario);
     current = server;
@@ -424,16 +439,24 @@ async function main() {
         }
       }
 
+      // One official proxy (cluster mode) in front of this server, shared by the grpc and grpc5 columns; it serves TLS
+      // with a certificate (IP SAN 127.0.0.1) the Node client can be told to trust.
+      const proxyTls = spec.kind === 'official' ? writeProxyCert(path.join(tmp, `proxy-tls-${server.label}`)) : undefined;
+      let proxyStarted;
+      const proxy = new OfficialProxy(PROXY_VERSION, tmp, logDir, server.label);
+      const proxyEndpoint = () => (proxyStarted ??= (async () => {
+        progress(`starting rocketmq-proxy ${PROXY_VERSION} (cluster mode) in front of ${ns}`);
+        return timed(`${server.label}: proxy start`, () => proxy.start(ns, usedPorts(server.ports), proxyTls?.extra ?? ''));
+      })());
+
       // ---- gRPC (Node 5.x client) through an official proxy in cluster mode: the broker serves POP to the proxy
       if (opts.clients.includes('grpc')) {
         if (spec.kind === 'official' && !(server.concrete ?? spec.version).startsWith('5.')) {
           for (const s of grpcList) results.record('grpc', s, colGrpc, 'SKIP', 'a 4.9.x broker has no POP, which the 5.x proxy consumes with');
         } else {
-          const proxy = new OfficialProxy(PROXY_VERSION, tmp, logDir, server.label);
           const seen = new Set();
           try {
-            progress(`${colGrpc}: starting rocketmq-proxy ${PROXY_VERSION} (cluster mode) in front of ${ns}`);
-            const endpoint = await timed(`${colGrpc}: proxy start`, () => proxy.start(ns, usedPorts(server.ports)));
+            const endpoint = await proxyEndpoint();
             progress(`${colGrpc}: node compat/grpc/run.mjs --proxy=${endpoint}`);
             const r = await timed(colGrpc, () => run(process.execPath, [GRPC_RUN, `--proxy=${endpoint}`, `--namesrv=${ns}`,
               `--broker=127.0.0.1:${server.ports.broker}`], {
@@ -448,11 +471,37 @@ async function main() {
             finishSuite(results, 'grpc', colGrpc, grpcList, seen, r, 'compat/grpc/run.mjs');
           } catch (e) {
             for (const s of grpcList) if (!seen.has(s)) results.record('grpc', s, colGrpc, 'FAIL', `not run: ${String(e.message).split('\n')[0]}`);
-          } finally {
-            await timed(`${colGrpc}: proxy stop`, () => proxy.stop()).catch((e) => notes.push(`stop proxy: ${e.message}`));
           }
         }
       }
+
+      // ---- 5.x gRPC clients against the server's gRPC endpoint: ours is in the broker; the official one is the proxy
+      if (opts.clients.includes('grpc5')) {
+        if (spec.kind === 'official' && !(server.concrete ?? spec.version).startsWith('5.')) {
+          for (const s of grpc5List) results.record('grpc5', s, colGrpc5, 'SKIP', '4.9.x has no gRPC proxy (and no POP)');
+        } else {
+          const seen = new Set();
+          try {
+            const endpoint = spec.kind === 'ours' ? `127.0.0.1:${server.ports.grpc}` : await proxyEndpoint();
+            const cert = spec.kind === 'ours' ? path.join(server.store, 'config/tls/grpc.crt') : proxyTls.certPath;
+            progress(`${colGrpc5}: node compat/grpc5/run.mjs --endpoint=${endpoint}`);
+            const r = await timed(colGrpc5, () => run(process.execPath, [GRPC5_RUN, `--endpoint=${endpoint}`, `--namesrv=${ns}`,
+              `--broker=127.0.0.1:${server.ports.broker}`, `--cert=${cert}`], {
+              logFile: path.join(logDir, `${server.label}-grpc5.log`),
+              timeoutMs: 40 * 60_000,
+              onLine: javaLineParser((o) => {
+                seen.add(o.name);
+                results.record('grpc5', o.name, colGrpc5, o.status, o.reason, o.seconds);
+                progress(`  ${o.status} ${o.name}${o.seconds != null ? ` (${o.seconds}s)` : ''}${o.status === 'PASS' ? '' : `: ${o.reason.split('\n')[0]}`}`);
+              }),
+            }));
+            finishSuite(results, 'grpc5', colGrpc5, grpc5List, seen, r, 'compat/grpc5/run.mjs');
+          } catch (e) {
+            for (const s of grpc5List) if (!seen.has(s)) results.record('grpc5', s, colGrpc5, 'FAIL', `not run: ${String(e.message).split('\n')[0]}`);
+          }
+        }
+      }
+      if (proxyStarted) await timed(`${server.label}: proxy stop`, () => proxy.stop()).catch((e) => notes.push(`stop proxy: ${e.message}`));
 
       // ---- restart phases: produce with every Java client, restart the server on its store, consume
       if (javaClients.length) {
@@ -866,9 +915,27 @@ async function runMqadmin(results, c, logDir, timed) {
 
 // ------------------------------------------------------------------ output
 
+/**
+ * A certificate for the official proxy's gRPC port (tlsTestModeEnable=false): the proxy's own test certificate has
+ * no IP SAN, which the verifying Node client refuses; ours (dist/grpc/self-signed-cert.js) names 127.0.0.1.
+ */
+function writeProxyCert(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const certPath = path.join(dir, 'rocketmq.crt');
+  const keyPath = path.join(dir, 'rocketmq.key');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import fs from 'node:fs';
+    import { generateSelfSignedCert } from ${JSON.stringify(path.join(ROOT, 'dist/grpc/self-signed-cert.js'))};
+    const c = generateSelfSignedCert(['127.0.0.1', 'localhost']);
+    fs.writeFileSync(${JSON.stringify(certPath)}, c.certPem);
+    fs.writeFileSync(${JSON.stringify(keyPath)}, c.keyPem);`], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`writing the proxy certificate failed: ${r.stderr}`);
+  return { certPath, extra: `"tlsTestModeEnable":false,"tlsKeyPath":${JSON.stringify(keyPath)},"tlsCertPath":${JSON.stringify(certPath)}` };
+}
+
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'mqadmin', 'store', 'retention', 'acl', 'ha'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'grpc5', 'mqadmin', 'store', 'retention', 'acl', 'ha'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));

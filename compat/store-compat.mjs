@@ -208,7 +208,7 @@ class Ours {
 
   async start() {
     await awaitPortsFree(this.ports);
-    const args = [MAIN, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`,
+    const args = [MAIN, 'start', `--namesrvPort=${this.ports.ns}`, `--listenPort=${this.ports.broker}`, '--grpcServerPort=0',
       `--storePathRootDir=${this.storeRoot}`, `--storePathCommitLog=${path.join(this.storeRoot, 'commitlog')}`,
       '--brokerIP1=127.0.0.1', '--brokerName=broker-a', '--brokerClusterName=DefaultCluster',
       `--mappedFileSizeCommitLog=${this.sizes.commitLog}`, `--mappedFileSizeConsumeQueue=${this.sizes.cq}`,

@@ -99,17 +99,17 @@ function portFree(port) {
 }
 
 /**
- * Nameserver port N and broker port B (B-2 = VIP, B+1 = HA also free), all below 32768, none of `exclude`
+ * Nameserver port N and broker port B (B-2 = VIP, B+1 = HA, B+2 = our gRPC endpoint also free), all below 32768, none of `exclude`
  * (ports picked for a server that is not listening yet).
  */
 export async function pickPorts(exclude = []) {
   for (let i = 0; i < 200; i++) {
     const ns = 20000 + Math.floor(Math.random() * 6000);
     const b = ns + 1000 + Math.floor(Math.random() * 5000);
-    const all = [ns, b - 2, b - 1, b, b + 1];
+    const all = [ns, b - 2, b - 1, b, b + 1, b + 2];
     let ok = !all.some((p) => exclude.includes(p));
     for (const p of all) if (ok && !(await portFree(p))) ok = false;
-    if (ok) return { ns, broker: b };
+    if (ok) return { ns, broker: b, grpc: b + 2 };
   }
   throw new Error('no free ports found below 32768');
 }
@@ -117,7 +117,7 @@ export async function pickPorts(exclude = []) {
 // ------------------------------------------------------------------ servers
 
 /** All ports a server uses (for pickPorts' exclude list). */
-export const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.broker - 1, ports.broker, ports.broker + 1] : []);
+export const usedPorts = (ports) => (ports ? [ports.ns, ports.broker - 2, ports.broker - 1, ports.broker, ports.broker + 1, ports.broker + 2] : []);
 
 /**
  * Our server as a separate process: node dist/main.js start ... (SIGTERM to stop). `name` names its store and log
@@ -148,7 +148,7 @@ export class OursServer {
     const args = this.namesrvOnly
       ? [main, 'namesrv', `--listenPort=${this.ports.ns}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`, ...this.extraArgs]
       : [...head, `--listenPort=${this.ports.broker}`,
-        `--storePathRootDir=${this.store}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
+        `--storePathRootDir=${this.store}`, `--grpcServerPort=${this.ports.grpc ?? 0}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;
@@ -322,7 +322,8 @@ export class OfficialProxy {
     this.started = false;
   }
 
-  async start(namesrv, exclude = []) {
+  /** `extra`: more rmq-proxy.json members (official.sh OFFICIAL_PROXY_EXTRA), e.g. the TLS files. */
+  async start(namesrv, exclude = [], extra = '') {
     for (let attempt = 0; attempt < 50 && !this.ports; attempt++) {
       const grpc = 20000 + Math.floor(Math.random() * 12000);
       if (exclude.includes(grpc) || exclude.includes(grpc + 1)) continue;
@@ -331,7 +332,7 @@ export class OfficialProxy {
     if (!this.ports) throw new Error('no free proxy ports below 32768');
     fs.mkdirSync(this.dir, { recursive: true });
     const r = await run('bash', [OFFICIAL, 'proxy-start', this.version, this.dir, namesrv, String(this.ports.grpc), String(this.ports.remoting)],
-      { logFile: this.logFile });
+      { logFile: this.logFile, env: extra ? { OFFICIAL_PROXY_EXTRA: extra } : {} });
     if (r.code !== 0 || !/^ready proxy /m.test(r.output)) throw new Error(`official.sh proxy-start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     this.started = true;
     return `127.0.0.1:${this.ports.grpc}`;

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type BrokerConfig, ConfigError, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
+import { GrpcEndpoint, grpcPortToBind } from '../grpc/server.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
@@ -67,6 +68,8 @@ export interface Broker {
   readonly port: number;
   /** The HA port bound (0 before start). */
   readonly haPort: number;
+  /** The gRPC (5.x client) endpoint's port; −1 when grpcServerPort is −1. */
+  readonly grpcPort: number;
   readonly context: BrokerContext;
   /** POP consumption (pop, ack, change invisible time, dead letters), for every transport. */
   readonly pop: PopService;
@@ -251,6 +254,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   // access control after the metrics hook, so refused requests are timed and counted too (NO_PERMISSION ...)
   if (acl) dispatcher.addHook(plainAclHook(acl, log.child({ component: 'acl' })));
   if (auth) dispatcher.addHook(auth.hook);
+  // The gRPC endpoint for 5.x clients (the official proxy's MessagingService), a second transport onto the services.
+  const grpcBindPort = grpcPortToBind(config);
+  const grpc = grpcBindPort >= 0 ? new GrpcEndpoint({ ctx, dispatcher, pop, logger: log.child({ component: 'grpc' }) }) : undefined;
 
   let started = false;
 
@@ -266,6 +272,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     },
     get haPort() {
       return haService.port;
+    },
+    get grpcPort() {
+      return grpc?.port ?? -1;
     },
     async start() {
       if (acl) {
@@ -311,6 +320,11 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
         const vipPort = config.fastListenPort || config.listenPort - 2;
         if (!(await server.listenAlso(vipPort))) log.warn({ port: vipPort }, 'could not bind the VIP channel port; clients with vipChannelEnabled=true need it');
       }
+      if (grpc) {
+        await grpc.listen(grpcBindPort).catch((err: Error) => {
+          throw new Error(`grpcServerPort ${grpcBindPort}: ${err.message}`);
+        });
+      }
       if (config.adminWebPort >= 0) webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
@@ -326,6 +340,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await roleSwitch.stopAll();
       await haService.close();
       consumerManager.shutdown();
+      await grpc?.shutdown();
       await server.close();
       await client.close();
       await acl?.close();

@@ -138,6 +138,7 @@ export async function runCommand(mode: RunMode, opts: RunOptions, logger: Logger
       throw err;
     }
     parts.push(`broker ${broker.brokerAddr()} (${brokerConfig.brokerName}, cluster ${brokerConfig.brokerClusterName}, namesrv ${brokerConfig.namesrvAddr})`);
+    if (broker.grpcPort >= 0) parts.push(`grpc ${brokerConfig.brokerIP1}:${broker.grpcPort}`);
     parts.push(`store ${brokerConfig.storePathRootDir}`);
     stops.unshift(() => broker.shutdown());
   }

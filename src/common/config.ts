@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TLS_SCHEMA } from '../remoting/tls.js';
+import { GRPC_SCHEMA } from '../grpc/config.js';
 import { STORE_SCHEMA } from '../store/index.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
@@ -108,8 +109,8 @@ const BROKER_OWN_SCHEMA = {
   slaveSyncAllIntervalMs: { type: 'int', default: 0, min: 0, live: true },
 } as const satisfies Schema;
 
-/** Every key broker.conf can set: the broker's own and the store's. */
-export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...TLS_SCHEMA } as const satisfies Schema;
+/** Every key broker.conf can set: the broker's own, the store's, TLS and the gRPC endpoint's. */
+export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...TLS_SCHEMA, ...GRPC_SCHEMA } as const satisfies Schema;
 
 export const NAMESRV_SCHEMA = {
   listenPort: { type: 'int', default: 9876, min: 0, max: 65535 },

@@ -38,6 +38,7 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
     ...defaults(BROKER_SCHEMA),
     brokerIP1: '127.0.0.1',
     listenPort: 0,
+    grpcServerPort: 0,
     namesrvAddr,
     storePathRootDir: storeDir,
     mappedFileSizeCommitLog: 16 * 1024 * 1024,
@@ -47,6 +48,7 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
   let broker = createBroker(config, logger);
   await broker.start();
   const port = broker.port;
+  const grpcPort = broker.grpcPort;
 
   const server: TestServer = {
     namesrvAddr,
@@ -55,7 +57,7 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
     broker,
     async restartBroker() {
       await broker.shutdown();
-      broker = createBroker({ ...config, listenPort: port }, logger);
+      broker = createBroker({ ...config, listenPort: port, grpcServerPort: grpcPort }, logger);
       server.broker = broker;
       await broker.start();
     },
