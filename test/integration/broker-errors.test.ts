@@ -105,6 +105,44 @@ describe('broker answers bad requests with RocketMQ codes', () => {
     expect(Number(moved.extFields.nextBeginOffset)).toBe(Number(moved.extFields.maxOffset));
   });
 
+  it('reads numeric header fields as Java does; a refused send takes no queue offset (also after a restart)', async () => {
+    await createTopic(server, 'NumTopic', 1);
+    const offsets: number[] = [];
+    const good = async () => {
+      const res = await send('NumTopic', Buffer.from('ok'));
+      expect(res.code).toBe(ResponseCode.SUCCESS);
+      offsets.push(Number(res.extFields.queueOffset));
+    };
+    await good();
+    // Java-invalid numbers: SYSTEM_ERROR (as Java's NumberFormatException), a remark naming the field.
+    for (const g of ['1e3', '0x10', '1e21', '1e308', '-9223372036854775809', '9223372036854775808', ' 1', '']) {
+      if (g === '') continue; // empty = absent (Java 4.9.4+ binary headers), defaulted
+      const res = await send('NumTopic', Buffer.from('bad'), { g });
+      expect([res.code, res.remark]).toEqual([ResponseCode.SYSTEM_ERROR, expect.stringContaining('<bornTimestamp>')]);
+      expect(res.remark).not.toMatch(/internal error|out of range of|ERR_/);
+    }
+    // Valid Java longs a JS number cannot hold exactly: refused before any offset is taken.
+    for (const g of ['9223372036854775807', '-9223372036854775808', '9007199254740993']) {
+      const res = await send('NumTopic', Buffer.from('big'), { g });
+      expect([res.code, res.remark]).toEqual([ResponseCode.MESSAGE_ILLEGAL, expect.stringContaining('bornTimestamp')]);
+    }
+    const bad10 = await client.request(server.brokerAddr, createRequest(RequestCode.SEND_MESSAGE, {
+      producerGroup: 'PG_err', topic: 'NumTopic', defaultTopic: 'TBW102', defaultTopicQueueNums: '4', queueId: '0',
+      sysFlag: '0', bornTimestamp: '9223372036854775807', flag: '0', properties: '',
+    }, Buffer.from('x')), 5000);
+    expect(bad10.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+    const badQueue = await send('NumTopic', Buffer.from('x'), { e: '+0x0' });
+    expect(badQueue.remark).toContain('<queueId>');
+    await good();
+    await good();
+    expect(offsets).toEqual([0, 1, 2]);
+    await server.restartBroker();
+    server.brokerAddr = server.broker.brokerAddr();
+    await good();
+    expect(offsets).toEqual([0, 1, 2, 3]);
+    expect(server.broker.context.store.getMaxOffsetInQueue('NumTopic', 0)).toBe(4);
+  });
+
   it('serves the VIP channel at listenPort - 2', async () => {
     const port = await freePortPair();
     const vip = await startTestServer({ listenPort: port });
