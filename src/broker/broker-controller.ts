@@ -21,6 +21,7 @@ import { consumerListProcessors } from './processors/consumer-list.js';
 import { consumerOffsetProcessors } from './processors/consumer-offset.js';
 import { endTransactionProcessors } from './processors/end-transaction.js';
 import { lockProcessors } from './processors/lock.js';
+import { withNameChecks } from './processors/name-checks.js';
 import { pullMessageProcessors } from './processors/pull-message.js';
 import { queryMessageProcessors } from './processors/query-message.js';
 import { sendBackProcessors } from './processors/send-back.js';
@@ -134,7 +135,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     adminConsumerRelayProcessors(ctx),
     adminBrokerProcessors(ctx),
   ];
-  for (const table of processorTables) dispatcher.registerTable(table);
+  for (const table of processorTables) dispatcher.registerTable(withNameChecks(table));
 
   let started = false;
 

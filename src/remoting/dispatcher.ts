@@ -59,6 +59,7 @@ export type DispatchResult = RemotingCommand | null | Promise<RemotingCommand | 
 export class RequestDispatcher {
   private readonly processors = new Map<number, Processor>();
   private readonly hooks: RequestHook[] = [];
+  private errorSeq = 0;
 
   constructor(private readonly logger: Logger) {}
 
@@ -94,8 +95,8 @@ export class RequestDispatcher {
     } catch (err) {
       return this.errorResponse(req, err);
     }
-    if (result instanceof Promise) return result.catch((err: unknown) => this.errorResponse(req, err));
-    return result;
+    if (result instanceof Promise) return result.then(capRemark, (err: unknown) => this.errorResponse(req, err));
+    return capRemark(result);
   }
 
   private dispatchHooked(req: RemotingCommand, ctx: RequestContext): DispatchResult {
@@ -107,6 +108,7 @@ export class RequestDispatcher {
         this.logger.error({ err, code: req.code }, 'request hook failed (before)');
       }
       if (early) {
+        capRemark(early);
         this.runAfter(req, early, ctx);
         return early;
       }
@@ -132,12 +134,29 @@ export class RequestDispatcher {
     }
   }
 
+  /**
+   * A thrown error as an answer: a HeaderError names the field (our own words); anything else is a bug or an
+   * environment failure whose text (a JS message, a file path) stays in the log: the remark says where to look.
+   */
   private errorResponse(req: RemotingCommand, err: unknown): RemotingCommand {
     if (err instanceof HeaderError) {
-      return createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`);
+      return capRemark(createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`));
     }
-    this.logger.error({ err, code: req.code }, 'processor failed');
-    const msg = err instanceof Error ? err.message : String(err);
-    return createResponse(ResponseCode.SYSTEM_ERROR, `internal error handling request code ${req.code}: ${msg}`);
+    const errorId = ++this.errorSeq;
+    this.logger.error({ err, code: req.code, errorId }, 'processor failed');
+    return createResponse(ResponseCode.SYSTEM_ERROR,
+      `internal error handling request code ${req.code}; the broker logged it as errorId ${errorId}`);
   }
+}
+
+/** Longest remark sent (ours; Java has no cap): enough for any name-bearing remark, not for a name echoed at length. */
+export const MAX_REMARK_CHARS = 1024;
+
+/** Cuts a remark over MAX_REMARK_CHARS, saying how much was cut. Returns its argument. */
+export function capRemark<T extends RemotingCommand | null>(res: T): T {
+  const remark = res?.remark;
+  if (remark !== undefined && remark !== null && remark.length > MAX_REMARK_CHARS) {
+    res!.remark = `${remark.slice(0, MAX_REMARK_CHARS - 40)}… (${remark.length - (MAX_REMARK_CHARS - 40)} more characters)`;
+  }
+  return res;
 }

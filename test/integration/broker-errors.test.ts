@@ -4,6 +4,7 @@ import { RequestCode } from '../../src/common/request-code.js';
 import { ResponseCode } from '../../src/common/response-code.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { createRequest } from '../../src/remoting/command.js';
+import { ADMIN_NAME_FIELDS } from '../../src/broker/processors/name-checks.js';
 import { RemotingClient } from '../../src/remoting/client.js';
 import { type TestServer, createTopic, startTestServer } from '../helpers/server.js';
 
@@ -141,6 +142,36 @@ describe('broker answers bad requests with RocketMQ codes', () => {
     await good();
     expect(offsets).toEqual([0, 1, 2, 3]);
     expect(server.broker.context.store.getMaxOffsetInQueue('NumTopic', 0)).toBe(4);
+  });
+
+  it('checks topic and group names on every admin code; no remark shows a path or JS error text', async () => {
+    const huge = 'T'.repeat(70_000);
+    const del = await client.request(server.brokerAddr, createRequest(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: huge }), 5000);
+    expect(del.code).toBe(ResponseCode.INVALID_PARAMETER);
+    expect(del.remark).toMatch(/longer than topic max length 127/);
+    expect(del.remark!.length).toBeLessThan(200);
+    const badChars = await client.request(server.brokerAddr, createRequest(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: `../../${'x'.repeat(300)}` }), 5000);
+    expect(badChars.code).toBe(ResponseCode.INVALID_PARAMETER);
+    expect(badChars.remark!.length).toBeLessThan(260);
+    // Every admin code with a name field: an illegal topic or group there is refused the same way.
+    for (const [code, fields] of ADMIN_NAME_FIELDS) {
+      const names = [...(fields.topics ?? []), ...(fields.groups ?? []), ...(fields.topicLists ?? [])];
+      for (const name of names) {
+        const ext: Record<string, string> = {
+          topic: 'ErrTopic', group: 'G_ok', groupName: 'G_ok', consumerGroup: 'G_ok', producerGroup: 'PG_ok',
+          srcGroup: 'G_ok', destGroup: 'G_ok2', compareGroup: 'G_ok', clientId: 'c', timestamp: '0', isForce: 'false',
+          [name]: name.toLowerCase().includes('group') ? 'g'.repeat(256) : 'bad/topic',
+        };
+        const res = await client.request(server.brokerAddr, createRequest(code, ext), 5000);
+        if (res.code === ResponseCode.REQUEST_CODE_NOT_SUPPORTED) continue;
+        expect([code, name, res.code]).toEqual([code, name, ResponseCode.INVALID_PARAMETER]);
+        expect(res.remark).toContain(`${name}: `);
+      }
+    }
+    for (const res of [del, badChars]) {
+      expect(res.remark).not.toContain(server.storeDir);
+      expect(res.remark).not.toMatch(/ENAMETOOLONG|Error:|at \//);
+    }
   });
 
   it('serves the VIP channel at listenPort - 2', async () => {
