@@ -3,6 +3,7 @@
 // stream hand requests in through the same dispatcher, each as a ClientChannel.
 import type { Logger } from 'pino';
 import { ResponseCode } from '../common/response-code.js';
+import { limited } from '../common/log-limiter.js';
 import { HeaderError, type RemotingCommand, createResponse } from './command.js';
 
 /**
@@ -143,7 +144,7 @@ export class RequestDispatcher {
       return capRemark(createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`));
     }
     const errorId = ++this.errorSeq;
-    this.logger.error({ err, code: req.code, errorId }, 'processor failed');
+    limited(this.logger).error(`processor-failed-${req.code}`, { err, code: req.code, errorId }, 'processor failed');
     return createResponse(ResponseCode.SYSTEM_ERROR,
       `internal error handling request code ${req.code}; the broker logged it as errorId ${errorId}`);
   }
