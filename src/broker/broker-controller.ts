@@ -1,4 +1,4 @@
-import { type BrokerConfig, pick } from '../common/config.js';
+import { type BrokerConfig, bufferLimitsOf, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
@@ -48,7 +48,7 @@ export interface Broker {
 export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const log = logger.child({ component: 'broker' });
   const dispatcher = new RequestDispatcher(log);
-  const server = new RemotingServer(log, dispatcher);
+  const server = new RemotingServer(log, dispatcher, undefined, bufferLimitsOf(config));
   const client = new RemotingClient(log);
   let boundPort = config.listenPort;
   // Asked on every send (the stored storeHost): one string per (ip, port), not a new one per call.

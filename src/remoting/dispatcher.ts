@@ -24,6 +24,16 @@ export interface ClientChannel {
   /** Sends a request and waits for the client's answer. */
   request(cmd: RemotingCommand, timeoutMs: number): Promise<RemotingCommand>;
   close(): void;
+  /**
+   * Whether answers can go out without piling up in memory (Netty Channel.isWritable); a channel without flow
+   * control leaves it out (always writable).
+   */
+  readonly writable?: boolean;
+  /**
+   * Runs `task` once the channel can take an answer, or once it closed (pulls wait here rather than pile up as
+   * buffered answers). The task calls `done` when its answer is handed over; until then it reserves room.
+   */
+  whenWritable?(task: (done: () => void) => void): void;
 }
 
 /** What a processor sees of the request's origin. It never touches the transport directly. */

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
 import { type RemotingCommand, isOneway } from './command.js';
+import { BufferBudget, type BufferLimits, DEFAULT_BUFFER_LIMITS } from './buffer-budget.js';
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from './connection.js';
 import type { RequestDispatcher } from './dispatcher.js';
 
@@ -10,12 +11,17 @@ export class RemotingServer {
   private readonly connectionListeners: Array<(c: Connection) => void> = [];
   private server: net.Server | undefined;
   private readonly extraServers: net.Server[] = [];
+  /** Partial frames and unsent answers of every connection on every port of this server, together. */
+  readonly budget: BufferBudget;
 
   constructor(
     private readonly logger: Logger,
     readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
-  ) {}
+    bufferLimits: BufferLimits = DEFAULT_BUFFER_LIMITS,
+  ) {
+    this.budget = new BufferBudget(bufferLimits, logger);
+  }
 
   onConnection(listener: (c: Connection) => void): void {
     this.connectionListeners.push(listener);
@@ -57,7 +63,7 @@ export class RemotingServer {
   }
 
   private accept(socket: net.Socket): void {
-    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits);
+    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits, this.budget);
     this.connections.add(conn);
     conn.onClose((c) => this.connections.delete(c));
     for (const l of this.connectionListeners) l(conn);
@@ -84,6 +90,7 @@ export class RemotingServer {
     const server = this.server;
     this.server = undefined;
     for (const c of this.connections) c.close();
+    this.budget.stop();
     const all = [...(server ? [server] : []), ...this.extraServers.splice(0)];
     await Promise.all(all.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
