@@ -37,8 +37,9 @@ export interface ChildServer {
 }
 
 /** Starts `rmq start` with `--key=value` args and resolves once it prints its ready line. */
-export function startChildServer(args: string[], main = MAIN): Promise<ChildServer> {
-  const child = spawn(process.execPath, [...(process.env.RMQ_CHILD_NODE_ARGS ? process.env.RMQ_CHILD_NODE_ARGS.split(' ') : []), main, 'start', '--listenPort=0', '--namesrvPort=0', '--brokerIP1=127.0.0.1', ...args], {
+export function startChildServer(args: string[], main = MAIN, nodeArgs: string[] = []): Promise<ChildServer> {
+  const extra = process.env.RMQ_CHILD_NODE_ARGS ? process.env.RMQ_CHILD_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...extra, main, 'start', '--listenPort=0', '--namesrvPort=0', '--brokerIP1=127.0.0.1', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RMQ_LOG_LEVEL: process.env.RMQ_CHILD_LOG_LEVEL ?? 'info' },
   });
