@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type BrokerConfig, ConfigError, pick } from '../common/config.js';
+import { type BrokerConfig, bufferLimitsOf, ConfigError, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { GrpcEndpoint, grpcPortToBind } from '../grpc/server.js';
 import { RemotingClient } from '../remoting/client.js';
@@ -38,6 +38,7 @@ import { consumerListProcessors } from './processors/consumer-list.js';
 import { consumerOffsetProcessors } from './processors/consumer-offset.js';
 import { endTransactionProcessors } from './processors/end-transaction.js';
 import { lockProcessors } from './processors/lock.js';
+import { withNameChecks } from './processors/name-checks.js';
 import { pullMessageProcessors } from './processors/pull-message.js';
 import { ackMessageProcessors } from './processors/ack-message.js';
 import { changeInvisibleProcessors } from './processors/change-invisible.js';
@@ -89,7 +90,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const log = logger.child({ component: 'broker' });
   prepareRoleConfig(config);
   const dispatcher = new RequestDispatcher(log);
-  const server = new RemotingServer(log, dispatcher);
+  const server = new RemotingServer(log, dispatcher, undefined, bufferLimitsOf(config));
   const client = new RemotingClient(log, undefined, clientTlsOptions(config));
   let boundPort = config.listenPort;
   // Asked on every send (the stored storeHost): one string per (ip, port), not a new one per call.
@@ -236,7 +237,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   const auth = setupAuth(config, log.child({ component: 'auth' }));
   processorTables.push(authAdminProcessors(ctx, auth?.store));
   // What the role refuses (role-gate.ts) sits in front of the processors it concerns.
-  for (const table of processorTables) dispatcher.registerTable(gateByRole(config, table));
+  for (const table of processorTables) dispatcher.registerTable(gateByRole(config, withNameChecks(table)));
   // A 4.9.8 slave counts replicated messages as puts (its store statistics; 5.3.3 counts only sends).
   store.onDispatch(() => {
     if (config.brokerRole === 'SLAVE' && config.haSemantics === '4.9.8') stats.msgPutTotal++;

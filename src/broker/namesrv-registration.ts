@@ -36,7 +36,10 @@ export interface RegistrationHooks {
 export class NamesrvRegistration {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
-  private again = false;
+  /** The registration that follows the one in flight (asked for meanwhile); shared by everyone who asked. */
+  private followUp: Promise<void> | undefined;
+  /** Set by unregisterAll: no registration starts after it. */
+  private stopped = false;
 
   constructor(
     private readonly config: BrokerConfig,
@@ -53,20 +56,29 @@ export class NamesrvRegistration {
     return this.registerAll();
   }
 
-  /** Coalesces bursts: one registration runs at a time, and one more follows if asked for meanwhile. */
+  /**
+   * Registers with every nameserver. The promise settles after a registration that started after this call (so it
+   * carries every change made before it). Bursts coalesce: one registration runs at a time, and one more follows,
+   * shared by every call made while the first was in flight.
+   */
   registerAll(): Promise<void> {
     if (this.inFlight) {
-      this.again = true;
-      return this.inFlight;
+      this.followUp ??= this.inFlight.then(() => {
+        this.followUp = undefined;
+        return this.registerNow();
+      });
+      return this.followUp;
     }
-    this.inFlight = this.doRegister().finally(() => {
-      this.inFlight = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.registerAll();
-      }
+    return this.registerNow();
+  }
+
+  private registerNow(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const run = this.doRegister().finally(() => {
+      if (this.inFlight === run) this.inFlight = undefined;
     });
-    return this.inFlight;
+    this.inFlight = run;
+    return run;
   }
 
   private async doRegister(): Promise<void> {
@@ -113,7 +125,9 @@ export class NamesrvRegistration {
   async unregisterAll(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.stopped = true;
     await this.inFlight?.catch(() => undefined);
+    await this.followUp?.catch(() => undefined);
     await Promise.all(
       parseNamesrvAddrs(this.config.namesrvAddr).map(async (addr) => {
         const req = createRequest(RequestCode.UNREGISTER_BROKER, {

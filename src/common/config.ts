@@ -12,6 +12,41 @@ export type { ConfigOf, KeySpec, Schema } from './config-schema.js';
 const home = os.homedir();
 
 /**
+ * What peers can make a server hold (remoting/buffer-budget.ts), for the broker's and the nameserver's servers.
+ * The official broker bounds none of it in total; its nearest keys are NettyServerConfig writeBufferHighWaterMark
+ * / writeBufferLowWaterMark (Netty's 64 KiB / 32 KiB when unset), serverSocketSndBufSize / serverSocketRcvBufSize
+ * (the kernel's buffers) and BrokerConfig enableNetWorkFlowControl (5.x: pulls on an unwritable channel dropped).
+ */
+const REMOTING_MEMORY_SCHEMA = {
+  // Java's name. Above it a connection is not writable: reading from it stops (as Java 5.x turns autoRead off) and
+  // its pulls wait until it drained. Ours is higher than Netty's 64 KiB so one pull answer (256 KiB in memory)
+  // does not make a reading consumer unwritable; it becomes writable again when its buffer is empty.
+  writeBufferHighWaterMark: { type: 'int', default: 1048576, min: 16384, live: true },
+  // Ours: partial inbound frames plus unsent outbound bytes, all connections together; past it the connection
+  // stalled longest (oldest partial frame or oldest undrained output) is closed.
+  remotingBufferBudgetBytes: { type: 'int', default: 268435456, min: 16777216, live: true },
+  // Ours: a frame must arrive whole this long after its first byte (Java has only the 120 s idle timeout).
+  frameReadTimeoutMillis: { type: 'int', default: 60000, min: 1000, live: true },
+} as const satisfies Schema;
+
+/** The remoting memory limits of a server, read live from its config (updateBrokerConfig applies at once). */
+export function bufferLimitsOf(c: { writeBufferHighWaterMark: number; remotingBufferBudgetBytes: number; frameReadTimeoutMillis: number }): {
+  readonly budgetBytes: number; readonly highWaterMarkBytes: number; readonly frameReadTimeoutMs: number;
+} {
+  return {
+    get budgetBytes() {
+      return c.remotingBufferBudgetBytes;
+    },
+    get highWaterMarkBytes() {
+      return c.writeBufferHighWaterMark;
+    },
+    get frameReadTimeoutMs() {
+      return c.frameReadTimeoutMillis;
+    },
+  };
+}
+
+/**
  * Broker keys (Java BrokerConfig and a few MessageStoreConfig keys the broker uses itself), with the Java names
  * and (unless noted) the Java defaults. `live` keys may change through mqadmin updateBrokerConfig; the others
  * need a restart. The store's keys follow (STORE_SCHEMA, store/config.ts).
@@ -107,6 +142,7 @@ const BROKER_OWN_SCHEMA = {
   haSemantics: { type: 'enum', default: '5.3.3', values: ['5.3.3', '4.9.8'] },
   /** Ours: slave metadata sync every this many ms instead of the official schedule (0 = official: 60 s in 5.3.3, 10 s in 4.9.8). */
   slaveSyncAllIntervalMs: { type: 'int', default: 0, min: 0, live: true },
+  ...REMOTING_MEMORY_SCHEMA,
 } as const satisfies Schema;
 
 /** Every key broker.conf can set: the broker's own, the store's, TLS and the gRPC endpoint's. */
@@ -119,6 +155,7 @@ export const NAMESRV_SCHEMA = {
   brokerChannelExpiredTime: { type: 'int', default: 120000, min: 1000 },
   orderMessageEnable: { type: 'bool', default: false },
   ...TLS_SCHEMA,
+  ...REMOTING_MEMORY_SCHEMA,
 } as const satisfies Schema;
 
 export type BrokerConfig = ConfigOf<typeof BROKER_SCHEMA>;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type NamesrvConfig, expandHome } from '../common/config.js';
+import { type NamesrvConfig, bufferLimitsOf, expandHome } from '../common/config.js';
 import type { ConnectionLimits } from '../remoting/connection.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
 import { RemotingServer } from '../remoting/server.js';
@@ -36,7 +36,7 @@ export interface Namesrv {
 export function createNamesrv(config: NamesrvConfig, parentLogger: Logger, options: NamesrvOptions = {}): Namesrv {
   const logger = parentLogger.child({ component: 'namesrv' });
   const dispatcher = new RequestDispatcher(logger);
-  const server = new RemotingServer(logger, dispatcher, options.connectionLimits);
+  const server = new RemotingServer(logger, dispatcher, options.connectionLimits, bufferLimitsOf(config));
   const routes = new RouteInfoManager(
     {
       // read per registration so UPDATE_NAMESRV_CONFIG takes effect

@@ -1,4 +1,5 @@
 import { SERVER_VERSION } from '../common/version.js';
+import { JAVA_INT_RANGE, JAVA_LONG_RANGE, parseJavaInt, parseJavaLong } from './java-number.js';
 
 /** Bit 0 of `flag`: this command is a response. */
 export const FLAG_RESPONSE = 1;
@@ -52,8 +53,9 @@ export function createResponse(
 
 /**
  * Header field reader for processors: Java's decodeCommandCustomHeader turns strings into typed fields.
- * Missing required fields become a HeaderError, which the dispatcher maps to SYSTEM_ERROR with a remark
- * naming the field (as Java's RemotingCommandException does).
+ * Missing required fields and numbers Java's Integer.parseInt / Long.parseLong would refuse become a HeaderError,
+ * which the dispatcher maps to SYSTEM_ERROR (what Java answers for the RemotingCommandException or
+ * NumberFormatException) with a remark naming the field.
  */
 export class HeaderError extends Error {}
 
@@ -81,30 +83,48 @@ export class HeaderReader {
   optStr(name: string): string | undefined {
     return this.get(name);
   }
+  /** A Java int field (Integer.parseInt). */
   int(name: string): number {
-    return this.parseNumber(name, this.str(name));
+    return this.parseInt(name, this.str(name));
   }
+  /** An optional Java Integer field; absent or empty (Java 4.9.4+ reads empty binary-header values as null) → dflt. */
   optInt(name: string, dflt?: number): number | undefined {
     const v = this.get(name);
     if (v === undefined || v === '') return dflt;
-    return this.parseNumber(name, v);
+    return this.parseInt(name, v);
   }
+  /**
+   * A Java long field (Long.parseLong). Values beyond ±(2^53 − 1) come back rounded; fine for bounds (mqadmin's
+   * Long.MAX_VALUE end time), and the store refuses to write any int64 it cannot hold exactly.
+   */
   long(name: string): number {
-    return this.parseNumber(name, this.str(name));
+    return this.parseLong(name, this.str(name));
   }
   optLong(name: string, dflt?: number): number | undefined {
-    return this.optInt(name, dflt);
+    const v = this.get(name);
+    if (v === undefined || v === '') return dflt;
+    return this.parseLong(name, v);
   }
+  /** Java Boolean.parseBoolean: "true" in any case is true, anything else false. */
   bool(name: string, dflt = false): boolean {
     const v = this.get(name);
     if (v === undefined) return dflt;
-    return v.toLowerCase() === 'true';
+    return v.length === 4 && v.toLowerCase() === 'true';
   }
-  private parseNumber(name: string, v: string): number {
-    const n = Number(v);
-    if (v.trim() === '' || !Number.isFinite(n) || !Number.isInteger(n)) {
-      throw new HeaderError(`the custom field <${name}> is not a number: ${v.slice(0, 64)}`);
-    }
+  private parseInt(name: string, v: string): number {
+    const n = parseJavaInt(v);
+    if (n === undefined) throw new HeaderError(notANumber(name, v, JAVA_INT_RANGE));
     return n;
   }
+  private parseLong(name: string, v: string): number {
+    const n = parseJavaLong(v);
+    if (n === undefined) throw new HeaderError(notANumber(name, v, JAVA_LONG_RANGE));
+    return n;
+  }
+}
+
+/** Java's remark would be `java.lang.NumberFormatException: For input string: "1e3", ...`; ours names the field. */
+function notANumber(name: string, value: string, type: string): string {
+  const shown = value.length > 40 ? `${value.slice(0, 40)}… (${value.length} characters)` : value;
+  return `the custom field <${name}> is not ${type}: ${JSON.stringify(shown)}`;
 }

@@ -3,6 +3,7 @@
 // stream hand requests in through the same dispatcher, each as a ClientChannel.
 import type { Logger } from 'pino';
 import { ResponseCode } from '../common/response-code.js';
+import { limited } from '../common/log-limiter.js';
 import { HeaderError, type RemotingCommand, createResponse } from './command.js';
 
 /**
@@ -23,6 +24,16 @@ export interface ClientChannel {
   /** Sends a request and waits for the client's answer. */
   request(cmd: RemotingCommand, timeoutMs: number): Promise<RemotingCommand>;
   close(): void;
+  /**
+   * Whether answers can go out without piling up in memory (Netty Channel.isWritable); a channel without flow
+   * control leaves it out (always writable).
+   */
+  readonly writable?: boolean;
+  /**
+   * Runs `task` once the channel can take an answer, or once it closed (pulls wait here rather than pile up as
+   * buffered answers). The task calls `done` when its answer is handed over; until then it reserves room.
+   */
+  whenWritable?(task: (done: () => void) => void): void;
 }
 
 /** What a processor sees of the request's origin. It never touches the transport directly. */
@@ -59,6 +70,7 @@ export type DispatchResult = RemotingCommand | null | Promise<RemotingCommand | 
 export class RequestDispatcher {
   private readonly processors = new Map<number, Processor>();
   private readonly hooks: RequestHook[] = [];
+  private errorSeq = 0;
 
   constructor(private readonly logger: Logger) {}
 
@@ -94,8 +106,8 @@ export class RequestDispatcher {
     } catch (err) {
       return this.errorResponse(req, err);
     }
-    if (result instanceof Promise) return result.catch((err: unknown) => this.errorResponse(req, err));
-    return result;
+    if (result instanceof Promise) return result.then(capRemark, (err: unknown) => this.errorResponse(req, err));
+    return capRemark(result);
   }
 
   private dispatchHooked(req: RemotingCommand, ctx: RequestContext): DispatchResult {
@@ -107,6 +119,7 @@ export class RequestDispatcher {
         this.logger.error({ err, code: req.code }, 'request hook failed (before)');
       }
       if (early) {
+        capRemark(early);
         this.runAfter(req, early, ctx);
         return early;
       }
@@ -132,12 +145,29 @@ export class RequestDispatcher {
     }
   }
 
+  /**
+   * A thrown error as an answer: a HeaderError names the field (our own words); anything else is a bug or an
+   * environment failure whose text (a JS message, a file path) stays in the log: the remark says where to look.
+   */
   private errorResponse(req: RemotingCommand, err: unknown): RemotingCommand {
     if (err instanceof HeaderError) {
-      return createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`);
+      return capRemark(createResponse(ResponseCode.SYSTEM_ERROR, `request code ${req.code}: ${err.message}`));
     }
-    this.logger.error({ err, code: req.code }, 'processor failed');
-    const msg = err instanceof Error ? err.message : String(err);
-    return createResponse(ResponseCode.SYSTEM_ERROR, `internal error handling request code ${req.code}: ${msg}`);
+    const errorId = ++this.errorSeq;
+    limited(this.logger).error(`processor-failed-${req.code}`, { err, code: req.code, errorId }, 'processor failed');
+    return createResponse(ResponseCode.SYSTEM_ERROR,
+      `internal error handling request code ${req.code}; the broker logged it as errorId ${errorId}`);
   }
+}
+
+/** Longest remark sent (ours; Java has no cap): enough for any name-bearing remark, not for a name echoed at length. */
+export const MAX_REMARK_CHARS = 1024;
+
+/** Cuts a remark over MAX_REMARK_CHARS, saying how much was cut. Returns its argument. */
+export function capRemark<T extends RemotingCommand | null>(res: T): T {
+  const remark = res?.remark;
+  if (remark !== undefined && remark !== null && remark.length > MAX_REMARK_CHARS) {
+    res!.remark = `${remark.slice(0, MAX_REMARK_CHARS - 40)}… (${remark.length - (MAX_REMARK_CHARS - 40)} more characters)`;
+  }
+  return res;
 }

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
 import { type RemotingCommand, isOneway } from './command.js';
+import { BufferBudget, type BufferLimits, DEFAULT_BUFFER_LIMITS } from './buffer-budget.js';
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from './connection.js';
 import type { RequestDispatcher } from './dispatcher.js';
 import type { TlsAcceptor } from './tls.js';
@@ -12,12 +13,17 @@ export class RemotingServer {
   private server: net.Server | undefined;
   private readonly extraServers: net.Server[] = [];
   private tls: TlsAcceptor | undefined;
+  /** Partial frames and unsent answers of every connection on every port of this server, together. */
+  readonly budget: BufferBudget;
 
   constructor(
     private readonly logger: Logger,
     readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
-  ) {}
+    bufferLimits: BufferLimits = DEFAULT_BUFFER_LIMITS,
+  ) {
+    this.budget = new BufferBudget(bufferLimits, logger);
+  }
 
   /** TLS on every port this server listens on (tls.server.mode permissive / enforcing); before listen(). */
   useTls(acceptor: TlsAcceptor): void {
@@ -69,7 +75,7 @@ export class RemotingServer {
   }
 
   private serve(socket: net.Socket): void {
-    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits);
+    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits, this.budget);
     this.connections.add(conn);
     conn.onClose((c) => this.connections.delete(c));
     for (const l of this.connectionListeners) l(conn);
@@ -96,6 +102,7 @@ export class RemotingServer {
     const server = this.server;
     this.server = undefined;
     for (const c of this.connections) c.close();
+    this.budget.stop();
     const all = [...(server ? [server] : []), ...this.extraServers.splice(0)];
     await Promise.all(all.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }

@@ -1,9 +1,8 @@
 // `{root}/checkpoint` (Java StoreCheckpoint): one 4 KiB page of int64s — physicMsgTimestamp@0 (commit log
 // flushed), logicsMsgTimestamp@8 (consume queues flushed), indexMsgTimestamp@16, masterFlushedOffset@24,
 // confirmPhyOffset@32 (the last two 5.x only). And `{root}/abort`: present while the store runs.
-import fs from 'node:fs';
 import path from 'node:path';
-import { fdatasync, writevAll } from './io.js';
+import { fs, fdatasync, writevAll } from './io.js';
 import { readInt64, writeInt64 } from './record.js';
 
 export const CHECKPOINT_FILE_SIZE = 4096;

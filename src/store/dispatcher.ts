@@ -65,8 +65,15 @@ export class Dispatcher {
         if (this.index) this.buildIndex(e);
         continue;
       }
-      const cq = this.cqStore.getOrCreate(e.topic, e.queueId);
-      if (!cq.putEntry(e.queueOffset, e.commitLogOffset, e.sizeBytes, e.tagsCode)) {
+      let added: boolean;
+      try {
+        added = this.cqStore.getOrCreate(e.topic, e.queueId).putEntry(e.queueOffset, e.commitLogOffset, e.sizeBytes, e.tagsCode);
+      } catch (err) {
+        // One entry failing must not cost the batch's others their entries (a queue hole); a restart rebuilds it.
+        this.logger.error({ err, topic: e.topic, queueId: e.queueId, queueOffset: e.queueOffset }, 'dispatch: consume-queue entry failed');
+        continue;
+      }
+      if (!added) {
         this.logger.warn({ topic: e.topic, queueId: e.queueId, queueOffset: e.queueOffset },
           'dispatch: entry already present');
         continue;

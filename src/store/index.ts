@@ -22,6 +22,7 @@ export { CQ_PLACEHOLDER_SIZE } from './consume-queue/consume-queue.js';
 export { TIMER_OUT_MS, TIMER_TOPIC, timerActionMs, timerTagsCode } from './timer-topic.js';
 export * from './record.js';
 export { crc32, bodyCrc32 } from './crc32.js';
+export { setStoreFs, type StoreFs } from './io.js';
 
 /**
  * Creates (but does not start) a store. Missing config keys take the Java defaults; call start() before use

@@ -1,5 +1,23 @@
-// Thin promise wrappers over fd-based fs calls (callback API: no FileHandle bookkeeping on the hot path).
-import fs from 'node:fs';
+// The store's I/O seam: every file the store reads or writes goes through `fs` below (node:fs unless a test
+// installs another with setStoreFs: the power-loss layer that drops unsynced bytes, or one that fails writes).
+// Plus thin promise wrappers over fd-based fs calls (callback API: no FileHandle bookkeeping on the hot path).
+import nodeFs from 'node:fs';
+
+/** What the store uses of the file system: the node:fs module's shape. */
+export type StoreFs = typeof nodeFs;
+
+/** The file system every store module uses (a live binding: setStoreFs swaps it for all of them). */
+export let fs: StoreFs = nodeFs;
+
+/**
+ * Installs another file system for every store module (tests: fault injection). Returns the previous one. Swap it
+ * only while no store is open: descriptors opened through one are not known to the other.
+ */
+export function setStoreFs(impl: StoreFs): StoreFs {
+  const previous = fs;
+  fs = impl;
+  return previous;
+}
 
 export function openFile(path: string, flags: number, mode = 0o644): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 // The store facade (Java DefaultMessageStore): validation, start-up recovery, flush scheduling, queries.
-import fs from 'node:fs';
+import { fs } from './io.js';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -332,6 +332,8 @@ export class DefaultMessageStore implements MessageStore {
     if (propertiesLength > MAX_PROPERTIES_LENGTH) {
       return rejected('PROPERTIES_SIZE_EXCEEDED', `properties size ${propertiesLength} exceeds ${MAX_PROPERTIES_LENGTH}`);
     }
+    const badNumber = badNumericField(msg);
+    if (badNumber) return rejected('MESSAGE_ILLEGAL', badNumber);
     const bornIp = msg.bornHost.ip.length;
     const storeIp = msg.storeHost.ip.length;
     if ((bornIp !== 4 && bornIp !== 16) || (storeIp !== 4 && storeIp !== 16)) {
@@ -537,6 +539,31 @@ export class DefaultMessageStore implements MessageStore {
     if (!isSafeTopicName(topic)) return;
     await this.cqStore.deleteTopic(topic);
   }
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+function isInt32(v: number): boolean {
+  return Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/**
+ * Every number the record holds must be written exactly, before any offset is taken: int32 fields in range,
+ * int64 fields within ±(2^53 − 1), which is all a JS number holds exactly. Java would store a bornTimestamp of
+ * Long.MAX_VALUE; we refuse it (MESSAGE_ILLEGAL) rather than store another number. Returns the remark, or undefined.
+ */
+function badNumericField(msg: MessageToStore): string | undefined {
+  if (!Number.isSafeInteger(msg.bornTimestamp)) {
+    return `bornTimestamp ${msg.bornTimestamp} cannot be stored exactly (this broker keeps int64 fields within ±(2^53 − 1))`;
+  }
+  if (!Number.isSafeInteger(msg.preparedTransactionOffset)) return `preparedTransactionOffset ${msg.preparedTransactionOffset} is out of range`;
+  if (!isInt32(msg.flag)) return `flag ${msg.flag} is not an int`;
+  if (!isInt32(msg.sysFlag)) return `sysFlag ${msg.sysFlag} is not an int`;
+  if (!isInt32(msg.reconsumeTimes)) return `reconsumeTimes ${msg.reconsumeTimes} is not an int`;
+  if (!isInt32(msg.bornHost.port) || !isInt32(msg.storeHost.port)) return 'host ports must be ints';
+  if (!Number.isSafeInteger(msg.tagsCode)) return `tagsCode ${msg.tagsCode} is out of range`;
+  return undefined;
 }
 
 /** Topic names become directory names: refuse path separators and dot names. */

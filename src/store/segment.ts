@@ -1,8 +1,7 @@
 // One fixed-size file named by the offset of its first byte (Java MappedFile): commit-log segments and
 // consume-queue files.
-import fs from 'node:fs';
 import path from 'node:path';
-import { closeFile, closeOpeningFile, closeOpeningFileSync, ftruncate, openFile, offsetToFileName, RW, RW_CREATE } from './io.js';
+import { fs, closeFile, closeOpeningFile, closeOpeningFileSync, ftruncate, openFile, offsetToFileName, RW, RW_CREATE } from './io.js';
 
 export class Segment {
   /** Open descriptor, or -1 until `ready` resolves. */

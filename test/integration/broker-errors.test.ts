@@ -4,6 +4,7 @@ import { RequestCode } from '../../src/common/request-code.js';
 import { ResponseCode } from '../../src/common/response-code.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { createRequest } from '../../src/remoting/command.js';
+import { ADMIN_NAME_FIELDS } from '../../src/broker/processors/name-checks.js';
 import { RemotingClient } from '../../src/remoting/client.js';
 import { type TestServer, createTopic, startTestServer } from '../helpers/server.js';
 
@@ -103,6 +104,74 @@ describe('broker answers bad requests with RocketMQ codes', () => {
     const moved = await pull('ErrTopic', 1000);
     expect(moved.code).toBe(ResponseCode.PULL_OFFSET_MOVED);
     expect(Number(moved.extFields.nextBeginOffset)).toBe(Number(moved.extFields.maxOffset));
+  });
+
+  it('reads numeric header fields as Java does; a refused send takes no queue offset (also after a restart)', async () => {
+    await createTopic(server, 'NumTopic', 1);
+    const offsets: number[] = [];
+    const good = async () => {
+      const res = await send('NumTopic', Buffer.from('ok'));
+      expect(res.code).toBe(ResponseCode.SUCCESS);
+      offsets.push(Number(res.extFields.queueOffset));
+    };
+    await good();
+    // Java-invalid numbers: SYSTEM_ERROR (as Java's NumberFormatException), a remark naming the field.
+    for (const g of ['1e3', '0x10', '1e21', '1e308', '-9223372036854775809', '9223372036854775808', ' 1', '']) {
+      if (g === '') continue; // empty = absent (Java 4.9.4+ binary headers), defaulted
+      const res = await send('NumTopic', Buffer.from('bad'), { g });
+      expect([res.code, res.remark]).toEqual([ResponseCode.SYSTEM_ERROR, expect.stringContaining('<bornTimestamp>')]);
+      expect(res.remark).not.toMatch(/internal error|out of range of|ERR_/);
+    }
+    // Valid Java longs a JS number cannot hold exactly: refused before any offset is taken.
+    for (const g of ['9223372036854775807', '-9223372036854775808', '9007199254740993']) {
+      const res = await send('NumTopic', Buffer.from('big'), { g });
+      expect([res.code, res.remark]).toEqual([ResponseCode.MESSAGE_ILLEGAL, expect.stringContaining('bornTimestamp')]);
+    }
+    const bad10 = await client.request(server.brokerAddr, createRequest(RequestCode.SEND_MESSAGE, {
+      producerGroup: 'PG_err', topic: 'NumTopic', defaultTopic: 'TBW102', defaultTopicQueueNums: '4', queueId: '0',
+      sysFlag: '0', bornTimestamp: '9223372036854775807', flag: '0', properties: '',
+    }, Buffer.from('x')), 5000);
+    expect(bad10.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+    const badQueue = await send('NumTopic', Buffer.from('x'), { e: '+0x0' });
+    expect(badQueue.remark).toContain('<queueId>');
+    await good();
+    await good();
+    expect(offsets).toEqual([0, 1, 2]);
+    await server.restartBroker();
+    server.brokerAddr = server.broker.brokerAddr();
+    await good();
+    expect(offsets).toEqual([0, 1, 2, 3]);
+    expect(server.broker.context.store.getMaxOffsetInQueue('NumTopic', 0)).toBe(4);
+  });
+
+  it('checks topic and group names on every admin code; no remark shows a path or JS error text', async () => {
+    const huge = 'T'.repeat(70_000);
+    const del = await client.request(server.brokerAddr, createRequest(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: huge }), 5000);
+    expect(del.code).toBe(ResponseCode.INVALID_PARAMETER);
+    expect(del.remark).toMatch(/longer than topic max length 127/);
+    expect(del.remark!.length).toBeLessThan(200);
+    const badChars = await client.request(server.brokerAddr, createRequest(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: `../../${'x'.repeat(300)}` }), 5000);
+    expect(badChars.code).toBe(ResponseCode.INVALID_PARAMETER);
+    expect(badChars.remark!.length).toBeLessThan(260);
+    // Every admin code with a name field: an illegal topic or group there is refused the same way.
+    for (const [code, fields] of ADMIN_NAME_FIELDS) {
+      const names = [...(fields.topics ?? []), ...(fields.groups ?? []), ...(fields.topicLists ?? [])];
+      for (const name of names) {
+        const ext: Record<string, string> = {
+          topic: 'ErrTopic', group: 'G_ok', groupName: 'G_ok', consumerGroup: 'G_ok', producerGroup: 'PG_ok',
+          srcGroup: 'G_ok', destGroup: 'G_ok2', compareGroup: 'G_ok', clientId: 'c', timestamp: '0', isForce: 'false',
+          [name]: name.toLowerCase().includes('group') ? 'g'.repeat(256) : 'bad/topic',
+        };
+        const res = await client.request(server.brokerAddr, createRequest(code, ext), 5000);
+        if (res.code === ResponseCode.REQUEST_CODE_NOT_SUPPORTED) continue;
+        expect([code, name, res.code]).toEqual([code, name, ResponseCode.INVALID_PARAMETER]);
+        expect(res.remark).toContain(`${name}: `);
+      }
+    }
+    for (const res of [del, badChars]) {
+      expect(res.remark).not.toContain(server.storeDir);
+      expect(res.remark).not.toMatch(/ENAMETOOLONG|Error:|at \//);
+    }
   });
 
   it('serves the VIP channel at listenPort - 2', async () => {

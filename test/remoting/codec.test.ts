@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type RemotingCommand, createResponse } from '../../src/remoting/command.js';
-import { FrameDecoder, MAX_FRAME_BYTES, decodeFrameBody } from '../../src/remoting/frame-decoder.js';
+import { FrameDecoder, MAX_FRAME_BYTES, SLAB_BYTES, SlabPool, decodeFrameBody } from '../../src/remoting/frame-decoder.js';
 import { FrameError, encodeFrame } from '../../src/remoting/header-codec.js';
 
 /** A JSON frame exactly as a Java 4.9.x client writes it (fastjson, keys sorted). */
@@ -99,6 +99,32 @@ describe('frame decoder', () => {
     const out: RemotingCommand[] = [];
     for (const b of all) d.push(Buffer.from([b]), out);
     expect(out).toHaveLength(3);
+  });
+
+  it('receives a large frame into pooled pieces, cut anywhere, and hands a dropped one back', () => {
+    const pool = new SlabPool(4);
+    const body = Buffer.alloc(3 * SLAB_BYTES + 12345);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
+    const big = javaJsonFrame(JAVA_ROUTE_REQUEST, body);
+    const small = binaryFrame(34, 3, { a: 'b' });
+    const all = Buffer.concat([small, big, small]);
+    for (const step of [1 + 4093, 65536, SLAB_BYTES - 3, SLAB_BYTES + 7]) {
+      const d = new FrameDecoder(MAX_FRAME_BYTES, pool);
+      const out: RemotingCommand[] = [];
+      for (let at = 0; at < all.length; at += step) d.push(all.subarray(at, Math.min(all.length, at + step)), out);
+      expect(out.map((c) => c.code)).toEqual([34, 105, 34]);
+      expect(out[1].body!.equals(body)).toBe(true);
+      expect(d.bufferedBytes).toBe(0);
+    }
+    expect(pool.freeBytes).toBe(4 * SLAB_BYTES);
+    // A frame that never completes: its pieces go back when the connection drops it.
+    const d = new FrameDecoder(MAX_FRAME_BYTES, new SlabPool(8));
+    d.push(big.subarray(0, 2 * SLAB_BYTES + 5), []);
+    expect(d.bufferedBytes).toBe(2 * SLAB_BYTES + 5);
+    const p2 = (d as unknown as { pool: SlabPool }).pool;
+    expect(p2.freeBytes).toBe(0);
+    d.release();
+    expect([d.bufferedBytes, p2.freeBytes]).toEqual([0, 3 * SLAB_BYTES]);
   });
 
   it('keeps earlier bodies intact when later chunks arrive', () => {

@@ -86,11 +86,18 @@ function transpileTree(srcDir: string, outDir: string): void {
  * A temp directory holding the store and common modules as plain JS plus `child.mjs` = `childSource` (which
  * imports them as './store/...'), for crash tests that SIGKILL a storing process. Returns the directory.
  */
-export function buildStoreChild(prefix: string, childSource: string): string {
+export function buildStoreChild(prefix: string, childSource: string, extraModules: readonly string[] = []): string {
   const repo = path.resolve(import.meta.dirname, '../..');
   const build = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   transpileTree(path.join(repo, 'src/store'), path.join(build, 'store'));
   transpileTree(path.join(repo, 'src/common'), path.join(build, 'common'));
+  // Self-contained helper modules (repo-relative .ts paths), each as ./<basename>.js next to child.mjs.
+  for (const rel of extraModules) {
+    const out = ts.transpileModule(fs.readFileSync(path.join(repo, rel), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
+    fs.writeFileSync(path.join(build, path.basename(rel).replace(/\.ts$/, '.js')), out.outputText);
+  }
   fs.writeFileSync(path.join(build, 'child.mjs'), childSource);
   return build;
 }

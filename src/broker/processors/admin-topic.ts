@@ -147,7 +147,7 @@ async function deleteTopic(ctx: BrokerContext, req: RemotingCommand): Promise<Re
     await ctx.store.deleteTopic(topic);
   } catch (err) {
     ctx.logger.error({ err, topic }, 'deleting topic queues failed');
-    return createResponse(ResponseCode.SYSTEM_ERROR, `topic[${topic}] config removed, but deleting its queues failed: ${(err as Error).message}`);
+    return createResponse(ResponseCode.SYSTEM_ERROR, `topic[${topic}] config removed, but deleting its queues failed (${(err as NodeJS.ErrnoException).code ?? 'error'}; see the broker log)`);
   }
   ctx.logger.info({ topic }, 'topic deleted');
   return createResponse(ResponseCode.SUCCESS);

@@ -1,6 +1,7 @@
 // HEART_BEAT (34), UNREGISTER_CLIENT (35), CHECK_CLIENT_CONFIG (46).
 // Java: broker/processor/ClientManageProcessor.java; bodies remoting/protocol/heartbeat/*.java.
 import { parseFastjson } from '../../common/fastjson.js';
+import { limited } from '../../common/log-limiter.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
@@ -177,7 +178,31 @@ export function withBodyErrors(fn: () => RemotingCommand): RemotingCommand {
   }
 }
 
-function heartBeat(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): RemotingCommand {
+/** Longest a heartbeat waits for the nameservers to learn a retry topic it created (Java waits for registerBrokerAll). */
+const RETRY_TOPIC_REGISTRATION_WAIT_MS = 3000;
+
+/**
+ * HEART_BEAT. When it creates a group's retry topic, the answer waits (bounded) until the nameservers know the
+ * topic, as Java's does (createTopicInSendMessageBackMethod registers before the heartbeat returns): clients look
+ * the retry topic's route up right after their first heartbeat.
+ */
+async function heartBeatAndRegister(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): Promise<RemotingCommand> {
+  let created = false;
+  const res = withBodyErrors(() => heartBeat(ctx, req, rc, () => {
+    created = true;
+  }));
+  if (created) {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.min(RETRY_TOPIC_REGISTRATION_WAIT_MS, ctx.config.registerBrokerTimeoutMills));
+    });
+    await Promise.race([ctx.registerBrokerAll().catch(() => undefined), deadline]);
+    clearTimeout(timer);
+  }
+  return res;
+}
+
+function heartBeat(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext, onTopicCreated: () => void): RemotingCommand {
   const hb = decodeHeartbeat(parseJsonBody(req, 'HEART_BEAT'));
   const client: ClientIdentity = { clientId: hb.clientID, language: req.language, version: req.version };
   const conn = rc.channel;
@@ -185,17 +210,19 @@ function heartBeat(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext)
   const updateSubscription = !(hb.heartbeatFingerprint !== 0 && hb.withoutSub);
   for (const data of hb.consumerDataSet) {
     if (!data.groupName) {
-      ctx.logger.warn({ clientId: hb.clientID }, 'heartbeat consumer data without groupName ignored');
+      limited(ctx.logger).warn('heartbeat-no-group', { clientId: hb.clientID }, 'heartbeat consumer data without groupName ignored');
       continue;
     }
     const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(data.groupName);
     if (!groupConfig) {
       // Java 5.x: no config (auto-create off, or an invalid name) → the consumer is not registered.
-      ctx.logger.warn({ group: data.groupName, clientId: hb.clientID }, 'heartbeat from a consumer group that does not exist');
+      limited(ctx.logger).warn('heartbeat-unknown-group', { group: data.groupName, clientId: hb.clientID }, 'heartbeat from a consumer group that does not exist');
       continue;
     }
+    const retry = retryTopic(data.groupName);
+    if (!ctx.topicConfigManager.get(retry)) onTopicCreated();
     ctx.topicConfigManager.createTopicIfAbsent(
-      retryTopic(data.groupName),
+      retry,
       groupConfig.retryQueueNums,
       Perm.READ | Perm.WRITE,
       data.unitMode ? TOPIC_SYS_FLAG_UNIT_SUB : 0,
@@ -254,7 +281,7 @@ function checkClientConfig(ctx: BrokerContext, req: RemotingCommand): RemotingCo
 
 export function clientManageProcessors(ctx: BrokerContext): ProcessorTable {
   return [
-    [RequestCode.HEART_BEAT, (req, rc) => withBodyErrors(() => heartBeat(ctx, req, rc))],
+    [RequestCode.HEART_BEAT, (req, rc) => heartBeatAndRegister(ctx, req, rc)],
     [RequestCode.UNREGISTER_CLIENT, (req, rc) => unregisterClient(ctx, req, rc)],
     [RequestCode.CHECK_CLIENT_CONFIG, (req) => withBodyErrors(() => checkClientConfig(ctx, req))],
   ];

@@ -1,3 +1,4 @@
+import { limited } from '../../common/log-limiter.js';
 import { MessageConst, getProperty } from '../../common/message-properties.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
@@ -58,7 +59,7 @@ async function endTransaction(ctx: BrokerContext, req: RemotingCommand, rc: Requ
   const fields = { peer: rc.channel.remoteAddress, group: header.producerGroup, msgId: header.msgId, fromCheck: header.fromTransactionCheck };
   if (type === TransactionType.NOT) {
     // Java answers nothing at all; a two-way caller still deserves a response.
-    log.warn({ ...fields, remark: req.remark }, 'end transaction with unknown state; waiting for the check-back');
+    limited(log).warn('end-transaction-unknown', { ...fields, remark: req.remark }, 'end transaction with unknown state; waiting for the check-back');
     return createResponse(ResponseCode.SUCCESS);
   }
   if (type === TransactionType.ROLLBACK || header.fromTransactionCheck) {

@@ -25,6 +25,8 @@ function readPullHeader(req: RemotingCommand, peer: string): PullRequest {
   };
 }
 
+function noop(): void {}
+
 /** The answer to a pull, or "park it" (nothing found, suspension allowed: long polling). */
 type Answer = RemotingCommand | { park: Pulled };
 
@@ -32,23 +34,52 @@ type Answer = RemotingCommand | { park: Pulled };
 export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
   const processor = (req: RemotingCommand, rc: RequestContext) => {
     const pull = readPullHeader(req, rc.channel.remoteAddress);
+    const channel = rc.channel;
     return new Promise<RemotingCommand | null>((resolve, reject) => {
-      const rerun = () => execute(ctx, pull, false).then((r) => resolve('park' in r ? null : r), reject);
-      execute(ctx, pull, true).then((res) => {
+      // Messages are read for a pull only when its channel can take the answer: on one that does not drain, the
+      // pull waits as a request (Netty isWritable; Java 5.x with enableNetWorkFlowControl drops such pulls).
+      const whenWritable = (run: (done: () => void) => void) => {
+        if (!channel.whenWritable) {
+          run(noop);
+          return;
+        }
+        channel.whenWritable((done) => {
+          if (channel.isClosed) {
+            done();
+            resolve(null);
+          } else {
+            run(done);
+          }
+        });
+      };
+      const rerun = () => whenWritable((done) => {
+        execute(ctx, pull, false).then((r) => {
+          done();
+          resolve('park' in r ? null : r);
+        }, (err) => {
+          done();
+          reject(err);
+        });
+      });
+      whenWritable((done) => execute(ctx, pull, true).then((res) => {
+        done();
         if (!('park' in res)) {
           resolve(res);
           return;
         }
         const timeoutMs = ctx.config.longPollingEnable ? pull.suspendTimeoutMillis : ctx.config.shortPollingTimeMills;
         const parked = ctx.pullRequestHoldService.hold(pull.topic, pull.queueId, pull.queueOffset, timeoutMs, () => {
-          if (rc.channel.isClosed) {
+          if (channel.isClosed) {
             resolve(null);
             return;
           }
           rerun();
         }, arrivalFilter(res.park.sql));
         if (!parked) rerun();
-      }, reject);
+      }, (err) => {
+        done();
+        reject(err);
+      }));
     });
   };
   return [

@@ -2,6 +2,7 @@
 // Java: namesrv/processor/DefaultRequestProcessor.java (registerBroker, unregisterBroker, queryBrokerTopicConfig,
 // brokerHeartbeat).
 import zlib from 'node:zlib';
+import { limited } from '../../common/log-limiter.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
@@ -41,7 +42,7 @@ export function brokerRegistrationProcessors(ns: NamesrvContext): ProcessorTable
     const bodyCrc32 = h.optInt('bodyCrc32', 0) ?? 0;
 
     if (bodyCrc32 !== 0 && !crcMatches(req.body, bodyCrc32)) {
-      ns.logger.warn({ peer: ctx.channel.remoteAddress, brokerAddr }, 'register broker: crc32 not match');
+      limited(ns.logger).warn('register-crc', { peer: ctx.channel.remoteAddress, brokerAddr }, 'register broker: crc32 not match');
       return createResponse(ResponseCode.SYSTEM_ERROR, 'crc32 not match');
     }
 
@@ -50,7 +51,7 @@ export function brokerRegistrationProcessors(ns: NamesrvContext): ProcessorTable
       body = decodeRegisterBrokerBody(req.body, compressed);
     } catch (err) {
       if (!(err instanceof BodyDecodeError)) throw err;
-      ns.logger.warn({ peer: ctx.channel.remoteAddress, brokerAddr, err: err.message }, 'register broker: bad body');
+      limited(ns.logger).warn('register-body', { peer: ctx.channel.remoteAddress, brokerAddr, err: err.message }, 'register broker: bad body');
       return createResponse(ResponseCode.SYSTEM_ERROR, `Failed to decode RegisterBrokerBody: ${err.message}`);
     }
 

@@ -14,7 +14,7 @@ export function kvConfigProcessors(ns: NamesrvContext): ProcessorTable {
       return createResponse(ResponseCode.SUCCESS);
     } catch (err) {
       ns.logger.error({ err }, 'persist KV config failed');
-      return createResponse(ResponseCode.SYSTEM_ERROR, `persist kvconfig failed: ${(err as Error).message}`);
+      return createResponse(ResponseCode.SYSTEM_ERROR, `persist kvconfig failed (${(err as NodeJS.ErrnoException).code ?? 'error'}; see the nameserver log)`);
     }
   };
 

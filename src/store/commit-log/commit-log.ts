@@ -3,7 +3,6 @@
 // into the tail cache and written by a single writer loop that takes everything appended since its last
 // write as one batch (group commit) and runs it through the stages write → flush (SYNC_FLUSH: one fdatasync)
 // → dispatch (the batch's records to the consume queues and index) → resolve (the waiting puts).
-import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { PutResult, PutStatus } from '../types.js';
 import { indexKeysOf } from '../record-properties.js';
@@ -11,7 +10,7 @@ import { parseDelayLevels, type StoreConfig } from '../config.js';
 import {
   BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
 } from '../record.js';
-import { fdatasync, writevAll, writevAllSync } from '../io.js';
+import { fs, fdatasync, writevAll, writevAllSync } from '../io.js';
 import { Segment } from '../segment.js';
 import { TailCache } from './tail-cache.js';
 import {
@@ -169,29 +168,44 @@ export class CommitLog implements CommitLogPort {
     const firstOffset = this.writeOffset;
     const { buf, pos } = this.cache.reserve(firstOffset, totalBytes);
     const offsets: number[] = new Array(prepared.length);
-    let firstQueueOffset = -1;
+    // Queue offsets are taken from the counter only once every record is encoded: a record that fails to encode
+    // leaves no hole in its queue (and no bytes in the cache, no entry to dispatch).
+    const baseQueueOffset = counter.nextQueueOffset;
+    const entriesBefore = this.entries.length;
+    let queuedCount = 0;
     let p = pos;
-    for (let i = 0; i < prepared.length; i++) {
-      const m = prepared[i]!;
-      const queueOffset = m.queued ? counter.nextQueueOffset++ : 0;
-      if (firstQueueOffset < 0) firstQueueOffset = queueOffset;
-      const commitLogOffset = firstOffset + (p - pos);
-      const placement: RecordPlacement = {
-        totalSize: m.totalSize, sysFlag: m.sysFlag, bodyCrc: m.bodyCrc, queueOffset, commitLogOffset,
-        storeTimestamp, topicBytes: topicBytesOf(m.msg.topic), propertiesLength: m.propertiesLength,
-      };
-      writeRecord(buf, p, m.msg, placement);
-      offsets[i] = commitLogOffset;
-      // Every record goes to dispatch: queued ones to their consume queue, all of them to the index.
-      const ik = indexKeysOf(m.msg);
-      this.entries.push({
-        topic: m.msg.topic, queueId: m.msg.queueId, queueOffset, commitLogOffset,
-        sizeBytes: m.totalSize, tagsCode: m.msg.tagsCode, storeTimestamp,
-        queued: m.queued, sysFlag: m.sysFlag, keys: ik.keys, uniqKey: ik.uniqKey,
-        propertiesString: m.msg.propertiesString,
+    try {
+      for (let i = 0; i < prepared.length; i++) {
+        const m = prepared[i]!;
+        const queueOffset = m.queued ? baseQueueOffset + queuedCount++ : 0;
+        const commitLogOffset = firstOffset + (p - pos);
+        const placement: RecordPlacement = {
+          totalSize: m.totalSize, sysFlag: m.sysFlag, bodyCrc: m.bodyCrc, queueOffset, commitLogOffset,
+          storeTimestamp, topicBytes: topicBytesOf(m.msg.topic), propertiesLength: m.propertiesLength,
+        };
+        writeRecord(buf, p, m.msg, placement);
+        offsets[i] = commitLogOffset;
+        // Every record goes to dispatch: queued ones to their consume queue, all of them to the index.
+        const ik = indexKeysOf(m.msg);
+        this.entries.push({
+          topic: m.msg.topic, queueId: m.msg.queueId, queueOffset, commitLogOffset,
+          sizeBytes: m.totalSize, tagsCode: m.msg.tagsCode, storeTimestamp,
+          queued: m.queued, sysFlag: m.sysFlag, keys: ik.keys, uniqKey: ik.uniqKey,
+          propertiesString: m.msg.propertiesString,
+        });
+        p += m.totalSize;
+      }
+    } catch (err) {
+      this.entries.length = entriesBefore;
+      this.cache.truncate(firstOffset);
+      this.logger.error({ err, topic: prepared[0]?.msg.topic }, 'commit log: a record could not be encoded; refused');
+      return Promise.resolve({
+        status: 'UNKNOWN_ERROR', commitLogOffset: -1, commitLogOffsets: [], queueOffset: -1, wroteBytes: 0,
+        storeTimestamp: 0, messageCount: 0, remark: 'the message could not be encoded into a commit-log record',
       });
-      p += m.totalSize;
     }
+    counter.nextQueueOffset = baseQueueOffset + queuedCount;
+    const firstQueueOffset = prepared[0]!.queued ? baseQueueOffset : 0;
     this.addOp(seg, filePos, buf.subarray(pos, pos + totalBytes));
     this.writeOffset += totalBytes;
     this.pendingBytes += totalBytes;
@@ -409,7 +423,9 @@ export class CommitLog implements CommitLogPort {
     const status: PutStatus = /ENOENT|EACCES|EMFILE|ENOSPC/.test(String((err as NodeJS.ErrnoException).code))
       ? 'CREATE_MAPPED_FILE_FAILED'
       : 'UNKNOWN_ERROR';
-    for (const w of waiters) w.resolve({ ...w.result, status, remark: err.message });
+    // The code only: an fs message can name a file of the store, which a remark must not show.
+    const remark = `commit log write failed (${(err as NodeJS.ErrnoException).code ?? 'error'}); the store accepts no more messages`;
+    for (const w of waiters) w.resolve({ ...w.result, status, remark });
   }
 
   /**
@@ -443,7 +459,7 @@ export class CommitLog implements CommitLogPort {
     this.logger.error({ err: err.message, offset: this.writtenOffset, refused: all.length },
       'commit log: disk full, the unwritten puts are refused and the log rewound to its written end');
     this.onNoSpace();
-    for (const w of all) w.resolve({ ...w.result, status: 'SERVICE_NOT_AVAILABLE', remark: `disk full: ${err.message}` });
+    for (const w of all) w.resolve({ ...w.result, status: 'SERVICE_NOT_AVAILABLE', remark: 'the broker\'s disk is full (ENOSPC)' });
   }
 
   /** Resolves when every append so far has been written (or failed). */

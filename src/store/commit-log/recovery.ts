@@ -1,7 +1,6 @@
 // Start-up side of the commit log: loading segment files and reading records sequentially (synchronous I/O;
 // allowed at start-up only). Java counterparts: MappedFileQueue.load, CommitLog.recoverNormally and
 // CommitLog.checkMessageAndReturnSize.
-import fs from 'node:fs';
 import path from 'node:path';
 import {
   BLANK_MAGIC_CODE, checkRecord, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2, readInt64, RECORD_OVERHEAD_V1_IPV4, RecordPos,
@@ -9,7 +8,7 @@ import {
 } from '../record.js';
 import type { DecodedRecord } from '../record.js';
 import type { Logger } from 'pino';
-import { isOffsetFileName, readFullySync } from '../io.js';
+import { fs, isOffsetFileName, readFullySync } from '../io.js';
 import { Segment } from '../segment.js';
 
 /** Opens every commit-log file in `dir`, oldest first. Throws if names are not contiguous offsets. */

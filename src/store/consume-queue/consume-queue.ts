@@ -1,11 +1,10 @@
 // One consume queue (topic, queueId): 20-byte entries `commitLogOffset int64 | size int32 | tagsCode int64`
 // in files of mappedFileSizeConsumeQueue bytes named by the byte offset of their first entry
 // (Java ConsumeQueue). Recent entries live in an in-memory tail; older ones are read from the files.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { CQ_UNIT_SIZE } from '../config.js';
-import { fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } from '../io.js';
+import { fs, fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } from '../io.js';
 import { PageCacheReader } from '../page-cache-reader.js';
 import { readInt64, writeInt64 } from '../record.js';
 import { Segment } from '../segment.js';

@@ -1,5 +1,5 @@
 // All consume queues: `{root}/consumequeue/{topic}/{queueId}/` (Java ConsumeQueueStore).
-import fs from 'node:fs';
+import { fs } from '../io.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConsumeQueue } from './consume-queue.js';

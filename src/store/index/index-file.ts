@@ -11,9 +11,8 @@
 // (4·hashSlotNum bytes, big-endian as on disk) and writes dirty slot pages together with the header when the
 // index is flushed. The header on disk therefore always describes slots and entries that were written before
 // it. Read-only (full) files are read with small positional reads.
-import fs from 'node:fs';
 import path from 'node:path';
-import { closeFile, closeOpeningFile, closeOpeningFileSync, fdatasync, ftruncate, openFile, readFully, readFullySync, RW, RW_CREATE, writevAll } from '../io.js';
+import { fs, closeFile, closeOpeningFile, closeOpeningFileSync, fdatasync, ftruncate, openFile, readFully, readFullySync, RW, RW_CREATE, writevAll } from '../io.js';
 import { readInt64, writeInt64 } from '../record.js';
 import { javaStringHashCode } from '../../common/java-hash.js';
 

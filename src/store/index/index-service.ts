@@ -2,10 +2,9 @@
 // with `topic#UNIQ_KEY` and `topic#key` for each KEYS entry, queried by QUERY_MESSAGE. New entries are written
 // once per event-loop turn by one writer; slot pages and headers are written and fsynced by flush(), after
 // which the store records the covered time as the checkpoint's indexMsgTimestamp.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { writevAll, writevAllSync } from '../io.js';
+import { fs, writevAll, writevAllSync } from '../io.js';
 import { SysFlag } from '../record.js';
 import { IndexFile, indexFileName, isIndexFileName, type IndexGeometry } from './index-file.js';
 

@@ -1,0 +1,304 @@
+// The fuzzer's runner: the real server as a child (with a probe of its event loop), several connections each
+// sending generated frames, and the oracle. Every frame must get an answer with a remark (or success) or see its
+// connection closed; the server must not crash, stall its event loop for more than 100 ms, lose an acknowledged
+// message or leave a hole in a queue, and must shut down cleanly at the end. A failure names the seed and
+// writes the frames of the moment as hex.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ResponseCode } from '../../src/common/response-code.js';
+import { silentLogger } from '../../src/common/logger.js';
+import { type RemotingCommand, isResponse } from '../../src/remoting/command.js';
+import { RemotingClient } from '../../src/remoting/client.js';
+import { FrameDecoder } from '../../src/remoting/frame-decoder.js';
+import { type ChildServer, ensureDist, startChildServer } from '../helpers/child-server.js';
+import { type TestServer, createTopic } from '../helpers/server.js';
+import { rawPull, rawSend } from '../durability/helpers.js';
+import { type FuzzFrame, FrameGenerator, Rng } from './generate.js';
+
+export interface FuzzOptions {
+  seed: number;
+  durationMs: number;
+  connections?: number;
+  /** Where a failure's frames are written (hex). */
+  artifactDir?: string;
+}
+
+export interface FuzzReport {
+  seed: number;
+  frames: number;
+  answered: number;
+  closedConnections: number;
+  byCode: Record<string, number>;
+  checkMessagesAcked: number;
+  maxLoopStallMs: number;
+  /** Event-loop gaps over 50 ms the probe saw: [gap ms, CPU ms used meanwhile], worst first. */
+  loopGaps: Array<[number, number]>;
+  failures: string[];
+}
+
+/** Codes that answer a normal outcome without a remark (pull results, not-found queries). */
+const QUIET_CODES = new Set<number>([
+  ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED,
+  ResponseCode.QUERY_NOT_FOUND,
+]);
+const STALL_MS = 100;
+/** What JS and Node error messages look like; a remark must say what is wrong in our words instead. */
+const JS_ERROR_TEXT = new RegExp([
+  '\\b(TypeError|RangeError|SyntaxError|ReferenceError)\\b', 'ERR_[A-Z_]{3,}', '\\bat .+:\\d+:\\d+', 'The value of "',
+  'Cannot read propert', 'is not a function', 'Maximum call stack', 'Unexpected token', 'is not defined', 'is not iterable',
+].join('|'));
+const CHECK_TOPIC = 'FuzzCheck';
+const CHECK_QUEUES = 2;
+const PROBE = path.join(import.meta.dirname, 'probe.mjs');
+
+interface Sent {
+  frame: FuzzFrame;
+  sentAt: number;
+}
+
+class FuzzConnection {
+  readonly pending = new Map<number, Sent>();
+  closedByServer = false;
+  private readonly decoder = new FrameDecoder();
+  private readonly socket: net.Socket;
+
+  constructor(addr: string, private readonly onAnswer: (sent: Sent, res: RemotingCommand) => void, private readonly onClose: (c: FuzzConnection) => void) {
+    const i = addr.lastIndexOf(':');
+    this.socket = net.connect(Number(addr.slice(i + 1)), addr.slice(0, i));
+    this.socket.on('error', () => undefined);
+    const got: RemotingCommand[] = [];
+    this.socket.on('data', (chunk: Buffer) => {
+      got.length = 0;
+      try {
+        this.decoder.push(chunk, got);
+      } catch {
+        this.socket.destroy();
+        return;
+      }
+      for (const cmd of got) {
+        if (!isResponse(cmd)) continue; // the broker's own requests (notify, check-back): ignored
+        const sent = this.pending.get(cmd.opaque);
+        if (!sent) continue;
+        this.pending.delete(cmd.opaque);
+        this.onAnswer(sent, cmd);
+      }
+    });
+    this.socket.on('close', () => this.onClose(this));
+  }
+
+  get alive(): boolean {
+    return !this.socket.destroyed;
+  }
+
+  get writableLength(): number {
+    return this.socket.writableLength;
+  }
+
+  send(frame: FuzzFrame, opaque: number): void {
+    if (frame.expect === 'answer') this.pending.set(opaque, { frame, sentAt: Date.now() });
+    this.socket.write(frame.bytes);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+function describeFrame(f: FuzzFrame): string {
+  const hex = f.bytes.length > 4096 ? `${f.bytes.subarray(0, 4096).toString('hex')}…(${f.bytes.length} bytes)` : f.bytes.toString('hex');
+  return `code ${f.code} → ${f.target}, expect ${f.expect}: ${hex}`;
+}
+
+export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
+  // RMQ_FUZZ_MAIN=<other checkout>/dist/main.js fuzzes another build.
+  const main = process.env.RMQ_FUZZ_MAIN;
+  if (!main) ensureDist();
+  const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmqts-fuzz-'));
+  const server: ChildServer = await startChildServer([
+    `--storePathRootDir=${storeDir}`, '--mappedFileSizeCommitLog=67108864', '--autoCreateSubscriptionGroup=true',
+  ], main, [`--import=${PROBE}`]);
+  const report: FuzzReport = {
+    seed: opts.seed, frames: 0, answered: 0, closedConnections: 0, byCode: {}, checkMessagesAcked: 0, maxLoopStallMs: 0, loopGaps: [], failures: [],
+  };
+  const recent: Array<{ at: number; text: string }> = [];
+  const fail = (why: string, frames: FuzzFrame[] = []) => {
+    if (report.failures.length < 20) report.failures.push(`${why}${frames.length ? `\n  ${frames.map(describeFrame).join('\n  ')}` : ''}`);
+  };
+  const gen = new FrameGenerator(new Rng(opts.seed));
+  const conns: FuzzConnection[] = [];
+  const control = new RemotingClient(silentLogger());
+  const acked: Array<{ queueId: number; queueOffset: number; body: string }> = [];
+  try {
+    const ts = { brokerAddr: server.brokerAddr, namesrvAddr: server.namesrvAddr } as TestServer;
+    await createTopic(ts, CHECK_TOPIC, CHECK_QUEUES);
+    for (const t of ['FuzzT0', 'FuzzT1']) await createTopic(ts, t, 4);
+
+    const onAnswer = (sent: Sent, res: RemotingCommand) => {
+      report.answered++;
+      report.byCode[res.code] = (report.byCode[res.code] ?? 0) + 1;
+      const remark = res.remark ?? '';
+      if (!QUIET_CODES.has(res.code) && remark.trim() === '') fail(`code ${res.code} answered without a remark`, [sent.frame]);
+      if (remark.length > 1024) fail(`remark of ${remark.length} characters`, [sent.frame]);
+      if (remark.includes(storeDir)) fail(`remark shows the store's path: ${remark.slice(0, 200)}`, [sent.frame]);
+      if (JS_ERROR_TEXT.test(remark)) {
+        fail(`remark carries JS error text: ${remark.slice(0, 300)}`, [sent.frame]);
+      }
+    };
+    const onClose = (c: FuzzConnection) => {
+      report.closedConnections++;
+      c.closedByServer = true;
+      c.pending.clear(); // closing is an allowed outcome for everything still waiting
+    };
+    const n = Math.max(2, opts.connections ?? 16);
+    const pools = {
+      broker: Array.from({ length: n - Math.max(1, Math.floor(n / 4)) }, () => null as FuzzConnection | null),
+      namesrv: Array.from({ length: Math.max(1, Math.floor(n / 4)) }, () => null as FuzzConnection | null),
+    };
+    const connFor = (target: 'broker' | 'namesrv', k: number): FuzzConnection => {
+      const pool = pools[target];
+      const i = k % pool.length;
+      let c = pool[i];
+      if (!c || !c.alive) {
+        c = new FuzzConnection(target === 'broker' ? server.brokerAddr : server.namesrvAddr, onAnswer, onClose);
+        pool[i] = c;
+        conns.push(c);
+      }
+      return c;
+    };
+
+    // The stall probe reports from the child's stderr.
+    let stallsSeen = 0;
+    let fuzzingSince = Infinity;
+    const checkStalls = () => {
+      const stalls = server.logged('FUZZPROBE stall');
+      for (; stallsSeen < stalls.length; stallsSeen++) {
+        const s = stalls[stallsSeen]!;
+        const gap = Number(s.gapMs);
+        if (Number(s.at) - gap < fuzzingSince) continue; // start-up (module loading, topic creation), not the frames
+        report.maxLoopStallMs = Math.max(report.maxLoopStallMs, gap);
+        report.loopGaps.push([gap, Number(s.cpuMs)]);
+        report.loopGaps.sort((a, b) => b[0] - a[0]);
+        report.loopGaps.length = Math.min(report.loopGaps.length, 8);
+        // Busy, not starved: the process used the CPU for most of the gap (another process holding the
+        // machine's cores delays timers too; that is not ours to fix).
+        if (gap > STALL_MS && Number(s.cpuMs) > 0.8 * gap) {
+          const at = Number(s.at);
+          const around = recent.filter((r) => r.at >= at - gap - 200 && r.at <= at + 50).slice(-20).map((r) => r.text);
+          fail(`event loop stalled ${Math.round(gap)} ms (cpu ${Math.round(Number(s.cpuMs))} ms); frames sent just before:\n  ${around.join('\n  ')}`);
+        }
+      }
+    };
+
+    let seq = 0;
+    const checkSend = async () => {
+      const queueId = seq % CHECK_QUEUES;
+      const body = `check-${opts.seed}-${seq++}`;
+      try {
+        const res = await rawSend(control, server.brokerAddr, CHECK_TOPIC, queueId, Buffer.from(body));
+        if (res.code === 0) acked.push({ queueId, queueOffset: Number(res.extFields.queueOffset), body });
+      } catch {
+        // not acknowledged: allowed to be missing
+      }
+    };
+
+    const end = Date.now() + opts.durationMs;
+    let lastCheck = 0;
+    let opaque = 1;
+    fuzzingSince = Date.now();
+    while (Date.now() < end && server.child.exitCode === null) {
+      const frame = gen.next(opaque++);
+      const c = connFor(frame.target, report.frames);
+      c.send(frame, opaque - 1);
+      recent.push({ at: Date.now(), text: describeFrame(frame) });
+      if (recent.length > 400) recent.splice(0, 200);
+      report.frames++;
+      if (frame.expect === 'desync') c.close(); // its stream is garbage from here on; a new one replaces it
+      // Pace: let answers come back; at most 16 frames in flight and ~1 MiB unsent on a connection.
+      if (report.frames % 16 === 0 || c.writableLength > 1 << 20) await new Promise((r) => setImmediate(r));
+      while (c.alive && c.pending.size >= 16 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+      if (Date.now() - lastCheck > 500) {
+        lastCheck = Date.now();
+        await checkSend();
+        checkStalls();
+        const now = Date.now();
+        for (const conn of conns) {
+          for (const [op, sent] of conn.pending) {
+            if (now - sent.sentAt > sent.frame.answerWithinMs) {
+              fail(`no answer and no close within ${sent.frame.answerWithinMs} ms`, [sent.frame]);
+              conn.pending.delete(op);
+            }
+          }
+        }
+        for (let i = conns.length - 1; i >= 0; i--) if (!conns[i]!.alive && conns[i]!.pending.size === 0) conns.splice(i, 1);
+      }
+    }
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      fail(`the server exited (${server.child.exitCode ?? server.child.signalCode}); frames sent last:\n  ${recent.slice(-20).map((r) => r.text).join('\n  ')}`);
+    } else {
+      // Everything still waiting gets its answer (or its close) within its deadline.
+      const deadline = Date.now() + 30_000;
+      while (conns.some((c) => c.pending.size > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      for (const c of conns) for (const sent of c.pending.values()) fail('no answer and no close after the run', [sent.frame]);
+      checkStalls();
+      await checkSend();
+      report.checkMessagesAcked = acked.length;
+      // No acknowledged message lost, no hole in the check queues.
+      for (let q = 0; q < CHECK_QUEUES; q++) {
+        const want = new Map(acked.filter((a) => a.queueId === q).map((a) => [a.queueOffset, a.body]));
+        let offset = 0;
+        for (;;) {
+          const res = await rawPull(control, server.brokerAddr, CHECK_TOPIC, q, offset);
+          if (res.code !== 0) break;
+          for (const m of res.messages) {
+            if (m.queueOffset !== offset) fail(`hole in ${CHECK_TOPIC}:${q} at ${offset} (next entry says ${m.queueOffset})`);
+            const body = want.get(m.queueOffset);
+            if (body !== undefined && body !== m.body.toString()) fail(`${CHECK_TOPIC}:${q}:${offset} holds another message`);
+            want.delete(m.queueOffset);
+            offset = m.queueOffset + 1;
+          }
+        }
+        if (want.size > 0) fail(`${want.size} acknowledged message(s) of ${CHECK_TOPIC}:${q} missing, e.g. offset ${[...want.keys()][0]}`);
+      }
+      // The fuzzed topics: every queue contiguous from its min to its max.
+      for (const topic of ['FuzzT0', 'FuzzT1']) {
+        for (let q = 0; q < 4; q++) {
+          let offset = 0;
+          for (;;) {
+            const res = await rawPull(control, server.brokerAddr, topic, q, offset);
+            if (res.code === ResponseCode.PULL_OFFSET_MOVED && res.nextBeginOffset > offset) {
+              offset = res.nextBeginOffset;
+              continue;
+            }
+            if (res.code !== 0) {
+              if (offset < res.maxOffset) fail(`${topic}:${q}: pull at ${offset} answered ${res.code} below max ${res.maxOffset}`);
+              break;
+            }
+            for (const m of res.messages) {
+              if (m.queueOffset !== offset) fail(`hole in ${topic}:${q} at ${offset}`);
+              offset = m.queueOffset + 1;
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    for (const c of conns) c.close();
+    await control.close();
+    const exited = server.child.exitCode !== null || server.child.signalCode !== null;
+    if (!exited) {
+      server.child.kill('SIGTERM');
+      const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
+      const { code, signal } = await server.exited;
+      clearTimeout(timer);
+      if (code !== 0) fail(`the server did not shut down cleanly (${code ?? signal})`);
+    }
+    fs.rmSync(storeDir, { recursive: true, force: true });
+  }
+  if (report.failures.length > 0 && opts.artifactDir) {
+    fs.mkdirSync(opts.artifactDir, { recursive: true });
+    fs.writeFileSync(path.join(opts.artifactDir, `fuzz-failure-${opts.seed}.txt`), `seed ${opts.seed}\n\n${report.failures.join('\n\n')}\n`);
+  }
+  return report;
+}

@@ -1,0 +1,101 @@
+// The real server (`node dist/main.js start`) as a child process, for tests that measure it from outside (RSS,
+// handles) or kill it. dist/ is rebuilt first when src/ is newer.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const REPO = path.resolve(import.meta.dirname, '../..');
+export const MAIN = path.join(REPO, 'dist', 'main.js');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ when it is missing or older than src/ (tsc emits even when another file has a type error). */
+export function ensureDist(): void {
+  const stale = !fs.existsSync(MAIN) || fs.statSync(MAIN).mtimeMs < newestMtime(path.join(REPO, 'src'));
+  if (!stale) return;
+  const r = spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'pipe', encoding: 'utf8' });
+  if (!fs.existsSync(MAIN)) throw new Error(`npm run build produced no dist/main.js:\n${r.stdout}\n${r.stderr}`);
+}
+
+export interface ChildServer {
+  child: ChildProcess;
+  pid: number;
+  namesrvAddr: string;
+  brokerAddr: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Log lines (JSON, from stderr) whose msg contains `text`. */
+  logged(text: string): Array<Record<string, unknown>>;
+  /** SIGTERM, then SIGKILL if it has not exited after 20 s. */
+  stop(): Promise<void>;
+}
+
+/** Starts `rmq start` with `--key=value` args and resolves once it prints its ready line. */
+export function startChildServer(args: string[], main = MAIN, nodeArgs: string[] = []): Promise<ChildServer> {
+  const extra = process.env.RMQ_CHILD_NODE_ARGS ? process.env.RMQ_CHILD_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...extra, main, 'start', '--listenPort=0', '--namesrvPort=0', '--brokerIP1=127.0.0.1', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RMQ_LOG_LEVEL: process.env.RMQ_CHILD_LOG_LEVEL ?? 'info' },
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  let partial = '';
+  let tail = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    tail = (tail + chunk).slice(-8000);
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) {
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not JSON
+      }
+    }
+    if (lines.length > 50_000) lines.splice(0, lines.length - 50_000);
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      out += chunk;
+      const m = /rocketmq-ts ready: namesrv (\S+), broker (\S+) /.exec(out);
+      if (!m) return;
+      out = '';
+      resolve({
+        child, pid: child.pid!, namesrvAddr: m[1]!, brokerAddr: m[2]!, exited,
+        logged: (text) => lines.filter((l) => String(l.msg ?? '').includes(text)),
+        async stop() {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+          await exited;
+          clearTimeout(timer);
+        },
+      });
+    });
+    child.on('error', reject);
+    void exited.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before ready:\n${tail}`)));
+  });
+}
+
+/** Resident set size of a process, bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Open file descriptors of a process (Linux /proc). */
+export function openFds(pid: number): number {
+  return fs.readdirSync(`/proc/${pid}/fd`).length;
+}
