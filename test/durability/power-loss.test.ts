@@ -153,8 +153,8 @@ async function checkRecovered(root: string, mode: 'SYNC_FLUSH' | 'ASYNC_FLUSH', 
   const store = await openStore(root, { ...CONFIG, flushDiskType: mode });
   const where = `seed ${seed} (crash at op ${report.crashAtOp}, ${report.mode}, torn ${report.tornFile} ${report.tornKeptBytes}/${report.tornOfBytes})`;
   try {
-    // Which acknowledgements must have survived: all under SYNC_FLUSH; under ASYNC_FLUSH those a later sync of the
-    // commit log covered (flushes sync every dirty file at once, so the last commit-log sync covers all earlier writes).
+    // Which acknowledgements must have survived: all under SYNC_FLUSH; under ASYNC_FLUSH those written before the last
+    // moment the whole commit log was synced (a completed flush).
     const must = acks.filter((a) => mode === 'SYNC_FLUSH' || a.op < report.lastCommitLogSyncOp);
     const mustSet = new Set(must);
     const byQueue = new Map<string, Map<number, Ack>>();

@@ -31,7 +31,8 @@ export interface PowerLossReport {
   seed: number;
   crashAtOp: number;
   mode: 'drop' | 'writeback';
-  /** Op index of the last completed sync of a commit-log file (everything written before it is durable). */
+  /** Op index of the last sync after which no commit-log file held an unsynced write: every commit-log write before
+   * it is durable. */
   lastCommitLogSyncOp: number;
   unsyncedWritesDropped: number;
   unsyncedWritesKept: number;
@@ -89,6 +90,7 @@ export function createPowerLossFs(opts: PowerLossOptions): PowerLossFs {
   let ops = 0;
   let crashed = false;
   let lastCommitLogSyncOp = 0;
+  const commitLogDir = `${path.sep}commitlog${path.sep}`;
   /** A sync commits the file system's journal: every file created before it keeps its directory entry. */
   let lastAnySyncOp = 0;
   let lastWrite: { file: string; pos: number; bytes: Buffer } | null = null;
@@ -147,7 +149,11 @@ export function createPowerLossFs(opts: PowerLossOptions): PowerLossFs {
     const st = stateOf(file);
     st.undo = [];
     st.createdUnsynced = false;
-    if (file.includes(`${path.sep}commitlog${path.sep}`)) lastCommitLogSyncOp = ops;
+    // The commit log is durable up to here only when no file of it holds an unsynced write (a flush syncs its files
+    // one by one; power failing between two of them leaves the flush incomplete).
+    if (file.includes(commitLogDir) && ![...files].some(([f, st]) => f.includes(commitLogDir) && st.undo.length > 0)) {
+      lastCommitLogSyncOp = ops;
+    }
     lastAnySyncOp = ops;
     if (lastWrite?.file === file) lastWrite = null;
   };
