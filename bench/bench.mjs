@@ -21,7 +21,8 @@
 //          BENCH_CONNS_RATE (msg/s, 5000)  BENCH_CONNS_IDLE (800)
 //          BENCH_OFFICIAL_HEAP / BENCH_OFFICIAL_NS_HEAP (broker / namesrv -Xms/-Xmx; default: the start scripts' JVM
 //          options, 8g / 4g heaps, when they take at most 60% of RAM, else 1g / 256m)  BENCH_OFFICIAL_VERSION (4.9.8)
-//          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)
+//          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)  BENCH_OURS_DIST (the build to run as
+//          ours, default dist: A/B runs of two builds)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -61,7 +61,7 @@ function startOfficial({ CFG, store, ports, logFd, log }) {
 function startOurs({ CFG, store, ports, logFd, log, profileDir }) {
   const args = [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, `--storePathRootDir=${store}`,
+    path.resolve(ROOT, process.env.BENCH_OURS_DIST || 'dist', 'main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, `--storePathRootDir=${store}`,
     ...OURS_FIXED_ARGS, ...CFG.oursArgs,
   ];
   const t0 = performance.now();
