@@ -7,7 +7,9 @@
 //   npm run bench -- --quick           # 1 short run per scenario (about 2-3 minutes)
 //   npm run bench -- --only=ours --profile   # rocketmq-ts under `node --cpu-prof`, prints the hot functions
 //
-// Options: --quick  --only=official|ours  --scenarios=sync1,sync16,sync64,async,batch16,size64k,consume,e2e
+// Options: --quick  --only=official|ours
+//          --scenarios=sync1,sync16,sync64,async,batch16,size64k,consume,e2e,filter-tag,filter-sql,namesrv,conns1k,
+//                      cold,topics2k (default: all; see bench/README.md)
 //          --profile (ours runs with --cpu-prof; its numbers then include profiler overhead)  --no-limits  --keep
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
@@ -17,18 +19,26 @@
 // Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 5; quick 1)
 //          BENCH_CONSUME_MSGS (backlog, 200000; quick 15000)  BENCH_PREFILL_SECONDS (cap on filling it, 30; quick 4)
 //          BENCH_E2E_RATE (msg/s, 1000)  BENCH_ASYNC_INFLIGHT (256)
+//          BENCH_FILTER_MSGS (filtered backlog, 200000; quick 40000)  BENCH_COLD_BYTES (cold backlog, 2 GiB; quick
+//          256 MiB)  BENCH_COLD_PREFILL_SECONDS (cap, 600; quick 120)  BENCH_TOPICS (2000; quick 500)
+//          BENCH_CONNS_RATE (msg/s, 5000)  BENCH_CONNS_IDLE (800)
 //          BENCH_OFFICIAL_HEAP / BENCH_OFFICIAL_NS_HEAP (broker / namesrv -Xms/-Xmx; default: the start scripts' JVM
 //          options, 8g / 4g heaps, when they take at most 60% of RAM, else 1g / 256m)  BENCH_OFFICIAL_VERSION (4.9.8)
-//          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)
+//          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)  BENCH_OURS_DIST (the build to run as
+//          ours, default dist: A/B runs of two builds)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { diskLimit, tcpLimits } from './limits.mjs';
 import { formatTop, topFunctions } from './cpuprofile-top.mjs';
+import { dropCaches, dropCachesRefusal, residentBytes } from './page-cache.mjs';
+import { CLK_TCK, alive, fdsOf, memOf, pickPorts, snapshot, spawnUntil } from './proc.mjs';
+import { fmt, report } from './report.mjs';
+import { allScenarios } from './scenarios.mjs';
+import { OURS_FIXED_ARGS, startServer } from './servers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -65,6 +75,17 @@ const CFG = {
   prefillSeconds: num(env.BENCH_PREFILL_SECONDS, QUICK ? 4 : 30),
   e2eRate: num(env.BENCH_E2E_RATE, 1000),
   asyncInflight: num(env.BENCH_ASYNC_INFLIGHT, 256),
+  filterMsgs: num(env.BENCH_FILTER_MSGS, QUICK ? 40000 : 200000),
+  coldBytes: num(env.BENCH_COLD_BYTES, QUICK ? 256 * 1024 ** 2 : 2 * 1024 ** 3),
+  coldPrefillSeconds: num(env.BENCH_COLD_PREFILL_SECONDS, QUICK ? 120 : 600),
+  topics: num(env.BENCH_TOPICS, QUICK ? 500 : 2000),
+  nsTopics: 1000,
+  nsBrokers: 10,
+  nsConnections: 16,
+  connsProducers: 100,
+  connsConsumers: 100,
+  connsIdle: num(env.BENCH_CONNS_IDLE, 800),
+  connsRate: num(env.BENCH_CONNS_RATE, 5000),
   ...officialJvm(),
   officialVersion: env.BENCH_OFFICIAL_VERSION || '4.9.8',
   oursArgs: (env.BENCH_OURS_ARGS ?? '').split(/\s+/).filter(Boolean),
@@ -102,16 +123,7 @@ const SERVERS = (opt('only') ?? 'official,ours').split(',');
 for (const s of SERVERS) if (!['official', 'ours'].includes(s)) { process.stderr.write(`bench: --only: unknown server ${s}\n`); process.exit(2); }
 
 const KiB = 1024;
-const ALL_SCENARIOS = [
-  { id: 'sync1', label: 'sync send 1 KiB, 1 thread', mode: 'send', size: KiB, args: { send: 'sync', threads: 1, size: KiB }, limit: { kind: 'echo', conc: 1, size: KiB } },
-  { id: 'sync16', label: 'sync send 1 KiB, 16 threads', mode: 'send', size: KiB, args: { send: 'sync', threads: 16, size: KiB }, limit: { kind: 'echo', conc: 16, size: KiB } },
-  { id: 'sync64', label: 'sync send 1 KiB, 64 threads', mode: 'send', size: KiB, args: { send: 'sync', threads: 64, size: KiB }, limit: { kind: 'echo', conc: 64, size: KiB } },
-  { id: 'async', label: `async send 1 KiB, ${CFG.asyncInflight} in flight`, mode: 'send', size: KiB, args: { send: 'async', threads: 1, size: KiB, inflight: CFG.asyncInflight }, limit: { kind: 'echo', conc: CFG.asyncInflight, size: KiB } },
-  { id: 'batch16', label: 'batch send 16 x 1 KiB, 16 threads', mode: 'send', size: KiB, args: { send: 'batch', threads: 16, size: KiB, batch: 16 }, limit: { kind: 'echo', conc: 16, size: 16 * KiB, per: 16 } },
-  { id: 'size64k', label: 'sync send 64 KiB, 16 threads', mode: 'send', size: 64 * KiB, args: { send: 'sync', threads: 16, size: 64 * KiB }, limit: { kind: 'echo', conc: 16, size: 64 * KiB } },
-  { id: 'consume', label: 'push consume 1 KiB, 16 queues (drain backlog)', mode: 'consume', size: KiB, args: { size: KiB, threads: 16, prefill: CFG.consumeMsgs, prefillSeconds: CFG.prefillSeconds, warmup: QUICK ? 0 : 1 }, limit: { kind: 'sink', size: KiB } },
-  { id: 'e2e', label: `send->deliver 1 KiB at ${CFG.e2eRate} msg/s`, mode: 'e2e', size: KiB, args: { size: KiB, threads: 4, rate: CFG.e2eRate }, limit: null },
-];
+const ALL_SCENARIOS = allScenarios(CFG);
 const wanted = opt('scenarios')?.split(',');
 const SCENARIOS = wanted ? ALL_SCENARIOS.filter((s) => wanted.includes(s.id)) : ALL_SCENARIOS;
 if (wanted) for (const w of wanted) if (!ALL_SCENARIOS.some((s) => s.id === w)) { process.stderr.write(`bench: unknown scenario ${w}\n`); process.exit(2); }
@@ -127,183 +139,68 @@ function log(line) {
   if (statusShown) { process.stderr.write('\r\x1b[K'); statusShown = false; }
   process.stderr.write(`${line}\n`);
 }
-const fmt = (v, d = 0) => (v === undefined || v === null || Number.isNaN(v) ? '-' : Number(v).toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const a = xs.filter((x) => typeof x === 'number' && !Number.isNaN(x)).sort((x, y) => x - y);
-  if (!a.length) return undefined;
-  return a.length % 2 ? a[(a.length - 1) / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
-};
-
-// ------------------------------------------------------------------ /proc sampling
-
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-function procTicks(pid) {
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime (fields 14, 15)
-  } catch { return 0; }
-}
-function machineTicks() {
-  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
-  return { busy: user + nice + system + irq + softirq + (steal || 0), all: user + nice + system + idle + iowait + irq + softirq + (steal || 0) };
-}
-function procMem(pid) {
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? 0);
-    return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
-  } catch { return { rss: 0, anon: 0, file: 0 }; }
-}
-function memOf(pids) {
-  const m = { rss: 0, anon: 0, file: 0 };
-  for (const p of pids) { const x = procMem(p); m.rss += x.rss; m.anon += x.anon; m.file += x.file; }
-  return m;
-}
-function snapshot(serverPids, driverPid) {
-  return {
-    t: performance.now(),
-    server: serverPids.reduce((a, p) => a + procTicks(p), 0),
-    driver: driverPid ? procTicks(driverPid) : 0,
-    machine: machineTicks(),
-  };
-}
-
-// ------------------------------------------------------------------ ports, processes
-
-function portFree(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-async function pickPorts() {
-  for (let i = 0; i < 200; i++) {
-    const base = 12000 + Math.floor(Math.random() * 1250) * 16; // below the ephemeral range (32768+), as official.sh advises
-    const ns = base;
-    const broker = base + 8;
-    const all = [ns, broker, broker - 2, broker + 1];
-    let ok = true;
-    for (const p of all) if (!(await portFree(p))) { ok = false; break; }
-    if (ok) return { ns, broker };
-  }
-  throw new Error('no free ports');
-}
-
-/** Spawns a process and resolves at the first stdout line matching RE (rejects if it exits first / times out). */
-function spawnUntil(cmd, args, opts, re, timeoutMs, onLine) {
-  const p = spawn(cmd, args, opts);
-  const ready = new Promise((resolve, reject) => {
-    const rl = readline.createInterface({ input: p.stdout });
-    let done = false;
-    const timer = setTimeout(() => { if (!done) { done = true; reject(new Error(`${path.basename(cmd)}: not ready after ${timeoutMs / 1000}s`)); } }, timeoutMs);
-    rl.on('line', (line) => {
-      onLine?.(line);
-      if (!done && re.test(line)) { done = true; clearTimeout(timer); resolve(line); }
-    });
-    p.on('exit', (code, sig) => { if (!done) { done = true; clearTimeout(timer); reject(new Error(`${path.basename(cmd)} exited (${code ?? sig}) before it was ready`)); } });
-  });
-  return { proc: p, ready };
-}
-function waitExit(p, ms) {
-  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    p.once('exit', () => { clearTimeout(t); resolve(true); });
-  });
-}
-
-// ------------------------------------------------------------------ the two servers
-
-const REAL_JAVA = execFileSync('bash', ['-c', 'command -v java'], { encoding: 'utf8' }).trim();
-
-async function startOfficial(work, ports, logFd) {
-  const store = path.join(work, 'official');
-  const t0 = performance.now();
-  const { proc, ready } = spawnUntil('bash', [OFFICIAL_SH, 'start', CFG.officialVersion, store, String(ports.ns), String(ports.broker)], {
-    stdio: ['ignore', 'pipe', logFd],
-    env: { ...env, OFFICIAL_START_TIMEOUT: env.OFFICIAL_START_TIMEOUT ?? '170', PATH: `${path.join(HERE, 'official-java')}:${env.PATH}`, BENCH_REAL_JAVA: REAL_JAVA, BENCH_BROKER_JVM: CFG.brokerJvm, BENCH_NAMESRV_JVM: CFG.namesrvJvm,
-      // the broker's own default file sizes (official.sh makes them small for the compatibility runs), as ours uses
-      OFFICIAL_BROKER_EXTRA: `mappedFileSizeCommitLog=${1024 ** 3}\nmappedFileSizeConsumeQueue=${300000 * 20}\n${env.OFFICIAL_BROKER_EXTRA ?? ''}` },
-  }, /^ready ns=/, 180000);
-  return {
-    name: 'official',
-    t0,
-    storeDir: store,
-    ready: ready.then(async () => {
-      const readyMs = performance.now() - t0;
-      await waitExit(proc, 10000);
-      const pids = ['namesrv', 'broker'].map((k) => Number(fs.readFileSync(path.join(store, `${k}.pid`), 'utf8').trim()));
-      let brokerProperties;
-      try { brokerProperties = fs.readFileSync(path.join(store, 'home/conf/broker.properties'), 'utf8'); } catch { /* older official.sh */ }
-      let jvmArgs;
-      try { jvmArgs = pids.map((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter((a) => /^-X(ms|mx|mn)|^-XX:\+AlwaysPreTouch$/.test(a)).join(' ')); } catch { /* gone */ }
-      return { readyMs, pids, brokerProperties, jvmArgs };
-    }),
-    async stop() {
-      try { execFileSync('bash', [OFFICIAL_SH, 'stop', store], { stdio: ['ignore', 'ignore', logFd] }); } catch (e) { log(`  official.sh stop failed: ${e.message}`); }
-    },
-  };
-}
-
-async function startOurs(work, ports, logFd, profileDir) {
-  const store = path.join(work, 'ours');
-  const args = [
-    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, '--grpcServerPort=0', `--storePathRootDir=${store}`, ...CFG.oursArgs,
-  ];
-  const t0 = performance.now();
-  const { proc, ready } = spawnUntil(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', logFd] }, /rocketmq-ts ready/, 120000);
-  return {
-    name: 'ours',
-    t0,
-    storeDir: store,
-    ready: ready.then(() => ({ readyMs: performance.now() - t0, pids: [proc.pid] })),
-    async stop() {
-      if (proc.exitCode !== null) return;
-      proc.kill('SIGTERM');
-      if (!(await waitExit(proc, 30000))) { log('  ours did not exit 30s after SIGTERM; sending SIGKILL'); proc.kill('SIGKILL'); await waitExit(proc, 5000); }
-    },
-    proc,
-  };
-}
 
 // ------------------------------------------------------------------ the Java load driver
 
 let CLASSPATH;
-function javaArgs(work, extra) {
+function javaArgs(work, extra, jvm = []) {
   const home = path.join(work, 'driver-home');
   fs.mkdirSync(home, { recursive: true });
   return [
-    '-Xms256m', '-Xmx1g', '-XX:+UseG1GC', '-Djava.net.preferIPv4Stack=true', '-Dfile.encoding=UTF-8',
+    '-Xms256m', '-Xmx1g', '-XX:+UseG1GC', ...jvm, '-Djava.net.preferIPv4Stack=true', '-Dfile.encoding=UTF-8',
     `-Duser.home=${home}`, `-Drocketmq.client.logRoot=${path.join(work, 'driver-logs')}`, '-Drocketmq.client.logLevel=WARN',
     `-Drocketmq.client.localOffsetStoreDir=${path.join(home, '.rocketmq_offsets')}`,
     '-cp', CLASSPATH, 'bench.Driver', ...extra,
   ];
 }
 
-/** Runs one scenario's driver; samples server CPU around every run. → { runs: [...], error?, events } */
-function runScenario(sc, server, pids, work, logFd) {
-  const extra = ['--mode', sc.mode, '--namesrv', `127.0.0.1:${server.ports.ns}`, '--topic', `Bench_${sc.id}`,
+/**
+ * The cold scenario's step before each run: the page cache is dropped and what stays of the store measured.
+ * Returns { residentBeforeBytes, residentAfterBytes } or { refused: reason }.
+ */
+function makeCold(server) {
+  const residentBeforeBytes = residentBytes(server.commitLogDir);
+  const refused = dropCaches();
+  if (refused) return { refused };
+  return { residentBeforeBytes, residentAfterBytes: residentBytes(server.commitLogDir) };
+}
+
+/**
+ * Runs one scenario's driver; samples server CPU around every run (`inst.cpuPids()`), memory and open descriptors
+ * at each run's end. → { runs: [...], phases: [...], error?, skipped? }
+ */
+function runScenario(sc, inst, work, logFd) {
+  const { server } = inst;
+  const extra = ['--mode', sc.mode, '--namesrv', `127.0.0.1:${server.ports.ns}`, '--topic', `Bench_${sc.id.replace(/-/g, '_')}`,
     '--warmup', String(CFG.warmup), '--seconds', String(CFG.seconds), '--runs', String(CFG.runs)];
   for (const [k, v] of Object.entries(sc.args)) extra.push(`--${k}`, String(v));
   fs.writeSync(logFd, `\n== driver ${sc.id}: java ... bench.Driver ${extra.join(' ')}\n`);
-  const p = spawn('java', javaArgs(work, extra), { stdio: ['ignore', 'pipe', logFd] });
+  const p = spawn('java', javaArgs(work, extra, sc.jvm), { stdio: [sc.cold ? 'pipe' : 'ignore', 'pipe', logFd] });
   const out = { runs: [], phases: [] };
+  const cpuPids = () => (sc.cpu === 'namesrv' ? server.namesrvPids() : inst.pids);
   let before = null;
+  let cold;
   let lastShown = 0;
   const tag = `  [${server.name}] ${sc.id}`;
   const rl = readline.createInterface({ input: p.stdout });
   rl.on('line', (line) => {
     let ev;
     try { ev = JSON.parse(line); } catch { return; }
-    if (ev.event === 'run-start') {
-      before = snapshot(pids, p.pid);
+    if (ev.event === 'need-cold') {
+      cold = makeCold(server);
+      if (cold.refused) {
+        out.skipped = cold.refused;
+        log(`${tag} skipped: ${cold.refused}`);
+        p.stdin.end('skip\n');
+        return;
+      }
+      log(`${tag} page cache dropped: commit log resident ${fmt(cold.residentBeforeBytes / 1048576)} MiB before, ${fmt(cold.residentAfterBytes / 1048576)} MiB after`);
+      p.stdin.write('go\n');
+    } else if (ev.event === 'run-start') {
+      before = snapshot(cpuPids(), p.pid);
     } else if (ev.event === 'run-end') {
-      const after = snapshot(pids, p.pid);
+      const after = snapshot(cpuPids(), p.pid);
       const r = ev.result;
       const secs = (after.t - before.t) / 1000;
       const serverTicks = after.server - before.server;
@@ -316,7 +213,7 @@ function runScenario(sc, server, pids, work, logFd) {
         driverCpus: driverTicks / CLK_TCK / secs,
         otherCpus: Math.max(0, machineBusy - serverTicks - driverTicks) / CLK_TCK / secs,
       };
-      out.runs.push({ run: ev.run, ...r, cpu });
+      out.runs.push({ run: ev.run, ...r, cpu, mem: memOf(inst.pids), fds: fdsOf(inst.pids), ...(cold ? { cold } : {}) });
       log(`${tag} run ${ev.run}/${CFG.runs}: ${fmt(r.throughput)} msg/s` +
         (r.lat?.n ? `, p50 ${fmt(r.lat.p50, 2)} ms, p99 ${fmt(r.lat.p99, 2)} ms, max ${fmt(r.lat.max, 1)} ms` : '') +
         `, server CPU ${fmt(cpu.usPerMsg, 1)} us/msg (${fmt(cpu.serverCpus, 2)} cores; driver ${fmt(cpu.driverCpus, 2)}, other processes ${fmt(cpu.otherCpus, 2)})` +
@@ -329,16 +226,16 @@ function runScenario(sc, server, pids, work, logFd) {
     } else if (ev.event === 'warmup-start') {
       status(`${tag} warm-up ...`);
     } else if (ev.event === 'phase') {
-      log(`${tag} ${ev.name} (up to ${fmt(ev.count)} msgs, at most ${CFG.prefillSeconds}s) ...`);
+      log(`${tag} ${ev.name} (${fmt(ev.count)}) ...`);
     } else if (ev.event === 'phase-end') {
       out.phases.push(ev);
-      log(`${tag} ${ev.name}: ${fmt(ev.count)} msgs in ${fmt(ev.durationMs / 1000, 1)} s${ev.errors ? `, ${ev.errors} errors` : ''}`);
+      log(`${tag} ${ev.name}: ${fmt(ev.count)} in ${fmt(ev.durationMs / 1000, 1)} s${ev.errors ? `, ${ev.errors} errors` : ''}`);
     } else if (ev.event === 'error') {
       out.error = ev.message;
       log(`${tag} driver error: ${ev.message}`);
     }
   });
-  const budget = (CFG.warmup + CFG.runs * (CFG.seconds + 30) + CFG.prefillSeconds + 120) * 1000;
+  const budget = (sc.budgetSeconds ?? CFG.warmup + CFG.runs * (CFG.seconds + 30) + CFG.prefillSeconds * 2 + 120) * 1000;
   return new Promise((resolve) => {
     const timer = setTimeout(() => { out.error = `driver timed out after ${budget / 1000}s`; log(`${tag} ${out.error}`); p.kill('SIGKILL'); }, budget);
     p.on('exit', (code) => {
@@ -363,186 +260,162 @@ async function startProbe(work, ports) {
   return { go: () => proc.stdin.write('go\n'), ok, proc };
 }
 
+// ------------------------------------------------------------------ one server instance
+
+/**
+ * Starts `name` on the store directory `store` (reused when it exists) with a probe measuring the first successful
+ * send. → { server, pids, readyMs, firstSendMs, ... } or { error }.
+ */
+async function startInstance(name, work, store, logFd, profileDir) {
+  const ports = await pickPorts();
+  const probe = await startProbe(work, ports);
+  const server = startServer(name, { CFG, store, ports, logFd, log, profileDir });
+  probe.go();
+  try {
+    const [r, first] = await Promise.all([server.ready, probe.ok]);
+    const inst = { server, ports, pids: r.pids, readyMs: r.readyMs };
+    if (r.brokerProperties) inst.brokerProperties = r.brokerProperties;
+    if (r.jvmArgs) inst.heapArgs = { namesrv: r.jvmArgs[0], broker: r.jvmArgs[1] };
+    inst.firstSendMs = first.ev.event === 'probe-ok' ? first.at - server.t0 : undefined;
+    if (first.ev.event !== 'probe-ok') inst.startupError = first.ev.lastError;
+    log(`[${name}] ready line after ${fmt(inst.readyMs)} ms, first successful send after ${fmt(inst.firstSendMs)} ms; pids ${inst.pids.join(', ')}; namesrv 127.0.0.1:${ports.ns}, broker 127.0.0.1:${ports.broker}, store ${store}`);
+    return inst;
+  } catch (e) {
+    probe.proc.kill('SIGKILL');
+    await server.stop();
+    return { error: e.message };
+  }
+}
+
+/** Samples the peak memory of the instance's processes until stopped. */
+function peakSampler(inst) {
+  const peak = { rss: 0, anon: 0, file: 0 };
+  const timer = setInterval(() => {
+    const m = memOf(inst.pids);
+    for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], m[k]);
+  }, 250);
+  return { peak, stop: () => clearInterval(timer) };
+}
+
+/**
+ * Start-up on the scenario's store: after a clean stop, and after kill -9 of the restarted server (the store is
+ * left for the official recovery or ours). The instance passed in is stopped.
+ */
+async function measureRestarts(name, inst, work, store, logFd) {
+  const restarts = {};
+  await inst.server.stop();
+  const clean = await startInstance(name, work, store, logFd);
+  if (clean.error) return { error: `restart after a clean stop: ${clean.error}` };
+  restarts.clean = { readyMs: clean.readyMs, firstSendMs: clean.firstSendMs };
+  await clean.server.kill();
+  const crash = await startInstance(name, work, store, logFd);
+  if (crash.error) return { ...restarts, error: `restart after kill -9: ${crash.error}` };
+  restarts.crash = { readyMs: crash.readyMs, firstSendMs: crash.firstSendMs };
+  await crash.server.stop();
+  return restarts;
+}
+
+/** The scenarios that get a server of their own: started on an empty store, stopped after. */
+async function freshScenario(name, sc, work, logFd, profileDir) {
+  const store = path.join(work, `${name}-${sc.id}`);
+  if (sc.cold) {
+    const refused = dropCachesRefusal();
+    if (refused) {
+      log(`  [${name}] ${sc.id} skipped: ${refused}`);
+      return { skipped: refused, runs: [] };
+    }
+  }
+  log(`\n[${name}] ${sc.id}: a server of its own on an empty store`);
+  const inst = await startInstance(name, work, store, logFd, profileDir);
+  if (inst.error) return { error: `start failed: ${inst.error}`, runs: [] };
+  const sampler = peakSampler(inst);
+  let res;
+  try {
+    res = await runScenario(sc, inst, work, logFd);
+  } finally {
+    sampler.stop();
+  }
+  res.peakMem = sampler.peak;
+  if (sc.restart && !res.error) {
+    res.restarts = await measureRestarts(name, inst, work, store, logFd);
+    log(`  [${name}] ${sc.id} restart: clean stop → ready ${fmt(res.restarts.clean?.readyMs)} ms, first send ${fmt(res.restarts.clean?.firstSendMs)} ms; ` +
+      `kill -9 → ready ${fmt(res.restarts.crash?.readyMs)} ms, first send ${fmt(res.restarts.crash?.firstSendMs)} ms${res.restarts.error ? ` (${res.restarts.error})` : ''}`);
+  } else {
+    await inst.server.stop();
+  }
+  return res;
+}
+
 // ------------------------------------------------------------------ one server, all scenarios
 
 async function benchServer(name, work) {
-  const ports = await pickPorts();
   const logFile = path.join(work, `${name}.log`);
   const logFd = fs.openSync(logFile, 'a');
   const profileDir = name === 'ours' && CFG.profile ? path.join(HERE, 'results', `cpuprof-${RUN_DATE.replace(/:/g, '-')}`) : undefined;
-  const res = { name, ports, logFile, scenarios: {} };
-  log(`\n[${name}] starting (namesrv 127.0.0.1:${ports.ns}, broker 127.0.0.1:${ports.broker})${profileDir ? ' under --cpu-prof' : ''}`);
-  const probe = await startProbe(work, ports);
-  const server = name === 'official' ? await startOfficial(work, ports, logFd) : await startOurs(work, ports, logFd, profileDir);
-  probe.go();
-  server.ports = ports;
-  let pids;
-  try {
-    const [r, first] = await Promise.all([server.ready, probe.ok]);
-    pids = r.pids;
-    res.pids = pids;
-    res.readyMs = r.readyMs;
-    if (r.brokerProperties) res.brokerProperties = r.brokerProperties;
-    if (r.jvmArgs) res.heapArgs = { namesrv: r.jvmArgs[0], broker: r.jvmArgs[1] };
-    res.firstSendMs = first.ev.event === 'probe-ok' ? first.at - server.t0 : undefined;
-    if (first.ev.event !== 'probe-ok') res.startupError = first.ev.lastError;
-    log(`[${name}] ready line after ${fmt(res.readyMs)} ms, first successful send after ${fmt(res.firstSendMs)} ms; pids ${pids.join(', ')}`);
-  } catch (e) {
-    res.error = e.message;
-    log(`[${name}] FAILED to start: ${e.message} (log: ${logFile})`);
-    probe.proc.kill('SIGKILL');
-    await server.stop();
-    return res;
-  }
-  const idle0 = snapshot(pids);
-  await sleep(3000);
-  const idle1 = snapshot(pids);
-  res.idleCpus = (idle1.server - idle0.server) / CLK_TCK / ((idle1.t - idle0.t) / 1000);
-  res.idleMem = memOf(pids);
-  log(`[${name}] idle: CPU ${fmt(res.idleCpus, 3)} cores, RSS ${fmt(res.idleMem.rss / 1024, 1)} MiB (anon ${fmt(res.idleMem.anon / 1024, 1)}, file ${fmt(res.idleMem.file / 1024, 1)})`);
-  const peak = { rss: 0, anon: 0, file: 0 };
-  const sampler = setInterval(() => {
-    const m = memOf(pids);
-    for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], m[k]);
-  }, 250);
-  try {
-    for (const sc of SCENARIOS) {
-      if (!pids.every((p) => fs.existsSync(`/proc/${p}`))) { res.scenarios[sc.id] = { error: 'server process gone', runs: [] }; continue; }
-      status(`  [${name}] ${sc.id} starting driver ...`);
-      const ts = performance.now();
-      res.scenarios[sc.id] = await runScenario(sc, server, pids, work, logFd);
-      res.scenarios[sc.id].elapsedMs = performance.now() - ts;
+  const res = { name, logFile, scenarios: {} };
+  const shared = SCENARIOS.filter((sc) => !sc.fresh);
+  if (shared.length > 0) {
+    log(`\n[${name}] starting${profileDir ? ' under --cpu-prof' : ''}`);
+    const inst = await startInstance(name, work, path.join(work, name), logFd, profileDir);
+    if (inst.error) {
+      res.error = inst.error;
+      log(`[${name}] FAILED to start: ${inst.error} (log: ${logFile})`);
+      fs.closeSync(logFd);
+      return res;
     }
-  } finally {
-    clearInterval(sampler);
-  }
-  res.loadMem = peak;
-  log(`[${name}] peak RSS under load ${fmt(peak.rss / 1024, 1)} MiB (anon ${fmt(peak.anon / 1024, 1)}, file ${fmt(peak.file / 1024, 1)})`);
-  await server.stop();
-  fs.closeSync(logFd);
-  if (name === 'ours') {
-    // Our store logs its counters at stop; the read paths matter for the consume scenario.
-    const line = fs.readFileSync(logFile, 'utf8').split('\n').reverse().find((l) => l.includes('message store: stopped'));
+    Object.assign(res, { ports: inst.ports, pids: inst.pids, readyMs: inst.readyMs, firstSendMs: inst.firstSendMs });
+    for (const k of ['brokerProperties', 'heapArgs', 'startupError']) if (inst[k]) res[k] = inst[k];
+    const idle0 = snapshot(inst.pids);
+    await sleep(3000);
+    const idle1 = snapshot(inst.pids);
+    res.idleCpus = (idle1.server - idle0.server) / CLK_TCK / ((idle1.t - idle0.t) / 1000);
+    res.idleMem = memOf(inst.pids);
+    log(`[${name}] idle: CPU ${fmt(res.idleCpus, 3)} cores, RSS ${fmt(res.idleMem.rss / 1024, 1)} MiB (anon ${fmt(res.idleMem.anon / 1024, 1)}, file ${fmt(res.idleMem.file / 1024, 1)})`);
+    const sampler = peakSampler(inst);
     try {
-      const st = JSON.parse(line);
-      res.storeStats = { syncReads: st.syncReads, asyncReads: st.asyncReads, slowSyncReads: st.slowSyncReads, commitLogWriteCalls: st.commitLogWriteCalls };
-      log(`[ours] store reads behind the in-memory tail: ${fmt(st.syncReads)} on the event loop, ${fmt(st.asyncReads)} in the thread pool (${fmt(st.slowSyncReads)} slow)`);
-    } catch { /* no stop line (killed) */ }
+      for (const sc of shared) {
+        if (!inst.pids.every(alive)) { res.scenarios[sc.id] = { error: 'server process gone', runs: [] }; continue; }
+        status(`  [${name}] ${sc.id} starting driver ...`);
+        const ts = performance.now();
+        res.scenarios[sc.id] = await runScenario(sc, inst, work, logFd);
+        res.scenarios[sc.id].elapsedMs = performance.now() - ts;
+      }
+    } finally {
+      sampler.stop();
+    }
+    res.loadMem = sampler.peak;
+    log(`[${name}] peak RSS under load ${fmt(res.loadMem.rss / 1024, 1)} MiB (anon ${fmt(res.loadMem.anon / 1024, 1)}, file ${fmt(res.loadMem.file / 1024, 1)})`);
+    await inst.server.stop();
+    if (name === 'ours') res.storeStats = storeStatsFrom(logFile);
   }
+  for (const sc of SCENARIOS.filter((x) => x.fresh)) {
+    const ts = performance.now();
+    res.scenarios[sc.id] = await freshScenario(name, sc, work, logFd, profileDir);
+    res.scenarios[sc.id].elapsedMs = performance.now() - ts;
+  }
+  fs.closeSync(logFd);
   if (profileDir) {
-    const f = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile')) : [];
+    const f = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile')).sort() : [];
     if (f.length) {
+      // the shared server's profile (the first written); fresh scenarios' servers leave theirs next to it
       const file = path.join(profileDir, f[0]);
-      res.profile = { file, ...topFunctions(file, 25, ROOT) };
+      res.profile = { file, others: f.slice(1), ...topFunctions(file, 25, ROOT) };
       log(formatTop(res.profile));
     } else log('  no .cpuprofile written (did the server exit cleanly?)');
   }
   return res;
 }
 
-// ------------------------------------------------------------------ report
-
-function summarize(sr) {
-  const runs = sr?.runs ?? [];
-  if (!runs.length) return undefined;
-  return {
-    throughput: median(runs.map((r) => r.throughput)),
-    mbps: median(runs.map((r) => r.mbps)),
-    p50: median(runs.map((r) => r.lat?.n ? r.lat.p50 : undefined)),
-    p99: median(runs.map((r) => r.lat?.n ? r.lat.p99 : undefined)),
-    max: median(runs.map((r) => r.lat?.n ? r.lat.max : undefined)),
-    usPerMsg: median(runs.map((r) => r.cpu?.usPerMsg)),
-    otherCpus: median(runs.map((r) => r.cpu?.otherCpus)),
-    firstMs: median(runs.map((r) => r.firstMs)),
-    errors: runs.reduce((a, r) => a + (r.errors ?? 0), 0),
-  };
-}
-
-function table(rows, header) {
-  const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
-  const line = (r) => r.map((c, i) => (i < 2 ? String(c ?? '').padEnd(w[i]) : String(c ?? '').padStart(w[i]))).join('  ');
-  return [line(header), w.map((x) => '-'.repeat(x)).join('  '), ...rows.map(line)].join('\n');
-}
-
-function report(result) {
-  const off = result.servers.official;
-  const ours = result.servers.ours;
-  const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : `${(a / b).toFixed(2)}x`);
-  const rows = [];
-  for (const sc of SCENARIOS) {
-    const o = summarize(off?.scenarios?.[sc.id]);
-    const u = summarize(ours?.scenarios?.[sc.id]);
-    const failO = off && !o ? 'FAIL' : undefined;
-    const failU = ours && !u ? 'FAIL' : undefined;
-    const metrics = [
-      ['msg/s', (s) => s?.throughput, 0],
-      ...(sc.size >= 16 * KiB ? [['MB/s', (s) => s?.mbps, 1]] : []),
-      ['p50 ms', (s) => s?.p50, 2],
-      ['p99 ms', (s) => s?.p99, 2],
-      ['max ms', (s) => s?.max, 1],
-      ['server CPU us/msg', (s) => s?.usPerMsg, 1],
-      ...(sc.mode === 'consume' ? [['first delivery after ms', (s) => s?.firstMs, 0]] : []),
-    ];
-    let first = true;
-    for (const [m, get, d] of metrics) {
-      if (sc.mode === 'consume' && /^(p50|p99|max) ms$/.test(m)) continue; // backlog drain: no per-message latency
-      const a = get(o);
-      const b = get(u);
-      rows.push([first ? sc.label : '', m, failO ?? fmt(a, d), failU ?? fmt(b, d), ratio(b, a)]);
-      first = false;
-    }
-    const errs = [o?.errors && `official ${o.errors} errors`, u?.errors && `ours ${u.errors} errors`].filter(Boolean);
-    if (errs.length) rows.push(['', 'send/consume errors', o?.errors ?? '-', u?.errors ?? '-', '']);
+/** Our store logs its counters at stop; the read paths matter for the consume scenarios. */
+function storeStatsFrom(logFile) {
+  const line = fs.readFileSync(logFile, 'utf8').split('\n').reverse().find((l) => l.includes('message store: stopped'));
+  try {
+    const st = JSON.parse(line);
+    log(`[ours] store reads behind the in-memory tail: ${fmt(st.syncReads)} on the event loop, ${fmt(st.asyncReads)} in the thread pool (${fmt(st.slowSyncReads)} slow)`);
+    return { syncReads: st.syncReads, asyncReads: st.asyncReads, slowSyncReads: st.slowSyncReads, commitLogWriteCalls: st.commitLogWriteCalls };
+  } catch {
+    return undefined; // no stop line (killed)
   }
-  const mib = (kb) => (kb ? kb / 1024 : undefined);
-  rows.push(['start-up', 'ready line ms', fmt(off?.readyMs), fmt(ours?.readyMs), ratio(ours?.readyMs, off?.readyMs)]);
-  rows.push(['', 'first send OK ms', fmt(off?.firstSendMs), fmt(ours?.firstSendMs), ratio(ours?.firstSendMs, off?.firstSendMs)]);
-  rows.push(['idle server', 'CPU cores used', fmt(off?.idleCpus, 3), fmt(ours?.idleCpus, 3), ratio(ours?.idleCpus, off?.idleCpus)]);
-  rows.push(['memory (all server processes)', 'idle RSS MiB', fmt(mib(off?.idleMem?.rss), 1), fmt(mib(ours?.idleMem?.rss), 1), ratio(ours?.idleMem?.rss, off?.idleMem?.rss)]);
-  rows.push(['', 'idle RssAnon MiB', fmt(mib(off?.idleMem?.anon), 1), fmt(mib(ours?.idleMem?.anon), 1), ratio(ours?.idleMem?.anon, off?.idleMem?.anon)]);
-  rows.push(['', 'peak RSS load MiB', fmt(mib(off?.loadMem?.rss), 1), fmt(mib(ours?.loadMem?.rss), 1), ratio(ours?.loadMem?.rss, off?.loadMem?.rss)]);
-  rows.push(['', 'peak RssAnon load MiB', fmt(mib(off?.loadMem?.anon), 1), fmt(mib(ours?.loadMem?.anon), 1), ratio(ours?.loadMem?.anon, off?.loadMem?.anon)]);
-
-  const out = [];
-  out.push('');
-  out.push(`rocketmq-ts vs official Apache RocketMQ ${CFG.officialVersion} — ${result.date}, ${result.machine.cpus} CPUs, ${fmt(result.machine.memMiB)} MiB RAM, ${result.mode} mode`);
-  const heap = off?.heapArgs ? `broker ${off.heapArgs.broker}, namesrv ${off.heapArgs.namesrv}` : `broker ${CFG.brokerJvm}, namesrv ${CFG.namesrvJvm}`;
-  out.push(`official: compat/official/official.sh (ASYNC_FLUSH, default 1 GiB commitlog files; broker.properties in the JSON); JVM: ${CFG.officialJvmProfile}: ${heap}`);
-  out.push(`ours: node ${process.version} dist/main.js start (defaults${CFG.oursArgs.length ? ` + ${CFG.oursArgs.join(' ')}` : ''})${CFG.profile ? ' UNDER --cpu-prof (slower than normal)' : ''}`);
-  out.push(`load: stock Java client 4.9.8 (compat/bench), ${CFG.runs} run(s) x ${CFG.seconds}s after ${CFG.warmup}s warm-up per scenario, medians; ratio = ours / official (throughput: higher is better; latency, CPU, memory, start-up: lower is better)`);
-  out.push('');
-  out.push(table(rows, ['scenario', 'metric', 'official', 'ours', 'ours/official']));
-
-  // physical limits
-  if (result.limits) {
-    const L = result.limits;
-    const lrows = [];
-    for (const sc of SCENARIOS) {
-      if (!sc.limit) continue;
-      const lim = L.tcp.find((t) => t.kind === sc.limit.kind && t.size === sc.limit.size && (t.conc ?? 0) === (sc.limit.conc ?? 0));
-      if (!lim) continue;
-      const limMsgs = lim.msgsPerSec * (sc.limit.per ?? 1);
-      const o = summarize(off?.scenarios?.[sc.id]);
-      const u = summarize(ours?.scenarios?.[sc.id]);
-      const what = lim.kind === 'sink' ? `loopback stream, ${sc.size / KiB} KiB frames` : `loopback req/resp, ${lim.conc} in flight, ${lim.size / KiB} KiB`;
-      const share = (s) => (s?.throughput ? `${((100 * s.throughput) / limMsgs).toFixed(1)}%` : '-');
-      const diskShare = (s) => (sc.mode === 'send' && s?.throughput ? `${((100 * s.throughput * sc.size) / (L.disk.mbps * 1e6)).toFixed(1)}%` : '-');
-      lrows.push([sc.label, `${what}: ${fmt(limMsgs)} msg/s`, share(o), share(u), diskShare(o), diskShare(u)]);
-    }
-    out.push('');
-    out.push(`physical limits on this machine: disk ${fmt(L.disk.mbps, 0)} MB/s sequential write+fdatasync (${L.disk.fsType}, ${L.disk.dir}); loopback RTT p50 ${fmt(L.tcp.find((t) => t.kind === 'echo' && t.conc === 1)?.p50Ms, 3)} ms (1 KiB, 1 in flight)`);
-    out.push(table(lrows, ['scenario', 'TCP limit', 'official % TCP', 'ours % TCP', 'official % disk', 'ours % disk']));
-  }
-  // noise
-  const others = [];
-  for (const s of [off, ours]) for (const sc of Object.values(s?.scenarios ?? {})) for (const r of sc.runs ?? []) others.push(r.cpu?.otherCpus);
-  const bg = median(others);
-  out.push('');
-  out.push(`background CPU used by other processes during the runs: median ${fmt(bg, 2)} of ${result.machine.cpus} cores` +
-    (bg > 0.2 ? '  -> NOISY: other work competed for the CPUs; compare ratios with care' : ''));
-  for (const s of [off, ours]) if (s?.error) out.push(`${s.name}: ${s.error} (log ${s.logFile})`);
-  for (const s of [off, ours]) for (const [id, sc] of Object.entries(s?.scenarios ?? {})) if (sc.error) out.push(`${s.name} ${id}: ${sc.error}`);
-  return out.join('\n');
 }
 
 // ------------------------------------------------------------------ main
@@ -556,6 +429,7 @@ async function main() {
     mode: QUICK ? 'quick' : 'default',
     config: CFG,
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memMiB: os.totalmem() / 1048576, loadavgAtStart: os.loadavg(), node: process.version },
+    oursFixedArgs: OURS_FIXED_ARGS,
     servers: {},
   };
   const t0 = performance.now();
@@ -591,7 +465,7 @@ async function main() {
   } finally {
     result.elapsedSeconds = (performance.now() - t0) / 1000;
     result.machine.loadavgAtEnd = os.loadavg();
-    const text = report(result);
+    const text = report(result, SCENARIOS, CFG);
     result.report = text;
     const dir = path.join(HERE, 'results');
     fs.mkdirSync(dir, { recursive: true });

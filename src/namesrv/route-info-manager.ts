@@ -83,6 +83,11 @@ export class RouteInfoManager {
   /** liveKey(cluster, addr) → filter server addresses */
   readonly filterServerTable = new Map<string, string[]>();
 
+  /**
+   * Bumped by every change that can alter what pickupTopicRouteData returns (queue data, broker addresses and
+   * flags, filter servers): a route encoded at one version is valid until the version moves.
+   */
+  private routeVersion = 0;
   private readonly now: () => number;
 
   constructor(
@@ -90,6 +95,11 @@ export class RouteInfoManager {
     private readonly logger: Logger,
   ) {
     this.now = options.now ?? Date.now;
+  }
+
+  /** See routeVersion. */
+  get version(): number {
+    return this.routeVersion;
   }
 
   /** REGISTER_BROKER. Returns null when Java answers "register broker failed". */
@@ -119,12 +129,19 @@ export class RouteInfoManager {
       this.brokerAddrTable.set(brokerName, brokerData);
     }
     const isOldVersionBroker = req.enableActingMaster === undefined;
-    brokerData.enableActingMaster = !isOldVersionBroker && req.enableActingMaster === true;
+    const enableActingMaster = !isOldVersionBroker && req.enableActingMaster === true;
+    if (registerFirst || brokerData.enableActingMaster !== enableActingMaster || brokerData.zoneName !== req.zoneName) this.routeVersion++;
+    brokerData.enableActingMaster = enableActingMaster;
     brokerData.zoneName = req.zoneName;
 
     const addrs = brokerData.brokerAddrs;
     // Role switch (slave → master): one address maps to one id only.
-    for (const [id, addr] of addrs) if (addr === brokerAddr && id !== brokerId) addrs.delete(id);
+    for (const [id, addr] of addrs) {
+      if (addr === brokerAddr && id !== brokerId) {
+        addrs.delete(id);
+        this.routeVersion++;
+      }
+    }
 
     // Java 5.x: a different address already holding this id with a higher stateVersion wins.
     const oldAddrForId = addrs.get(brokerId);
@@ -138,6 +155,7 @@ export class RouteInfoManager {
     }
 
     const oldAddr = addrs.get(brokerId);
+    if (oldAddr !== brokerAddr) this.routeVersion++;
     addrs.set(brokerId, brokerAddr);
     registerFirst = registerFirst || oldAddr === undefined || oldAddr === '';
 
@@ -169,8 +187,12 @@ export class RouteInfoManager {
     if (!prev) this.logger.info({ clusterName, brokerName, brokerId, brokerAddr, haServerAddr: req.haServerAddr }, 'new broker registered');
 
     if (req.filterServerList !== null) {
-      if (req.filterServerList.length === 0) this.filterServerTable.delete(key);
-      else this.filterServerTable.set(key, req.filterServerList);
+      if (req.filterServerList.length === 0) {
+        if (this.filterServerTable.delete(key)) this.routeVersion++;
+      } else {
+        this.filterServerTable.set(key, req.filterServerList);
+        this.routeVersion++;
+      }
     }
 
     if (brokerId !== MASTER_ID) {
@@ -192,6 +214,7 @@ export class RouteInfoManager {
   }
 
   private createAndUpdateQueueData(brokerName: string, tc: TopicConfigInfo): void {
+    this.routeVersion++;
     const qd: QueueData = {
       brokerName,
       readQueueNums: tc.readQueueNums,
@@ -225,6 +248,7 @@ export class RouteInfoManager {
   /** UNREGISTER_BROKER, channel close and expiry all end here (Java: unRegisterBroker). */
   unregisterBroker(req: UnregisterBrokerRequest): void {
     const { clusterName, brokerAddr, brokerName } = req;
+    this.routeVersion++;
     const key = liveKey(clusterName, brokerAddr);
     const removedLive = this.brokerLiveTable.delete(key);
     this.filterServerTable.delete(key);
@@ -280,7 +304,7 @@ export class RouteInfoManager {
     }
     // Not in any BrokerData (e.g. rejected registration): drop the live entry alone.
     const key = liveKey(clusterName, brokerAddr);
-    this.filterServerTable.delete(key);
+    if (this.filterServerTable.delete(key)) this.routeVersion++;
     return this.brokerLiveTable.delete(key);
   }
 
@@ -370,6 +394,7 @@ export class RouteInfoManager {
 
   /** DELETE_TOPIC_IN_NAMESRV: whole topic, or only the brokers of one cluster. */
   deleteTopic(topic: string, clusterName?: string): void {
+    this.routeVersion++;
     if (clusterName === undefined || clusterName === '') {
       this.topicQueueTable.delete(topic);
       return;
@@ -390,6 +415,7 @@ export class RouteInfoManager {
         return false;
       }
     }
+    this.routeVersion++;
     let qdMap = this.topicQueueTable.get(topic);
     if (!qdMap) {
       qdMap = new Map();
@@ -410,6 +436,7 @@ export class RouteInfoManager {
   }
 
   private operateWritePerm(brokerName: string, f: (perm: number) => number): number {
+    this.routeVersion++;
     let count = 0;
     for (const qdMap of this.topicQueueTable.values()) {
       const qd = qdMap.get(brokerName);

@@ -59,6 +59,21 @@ describe('namesrv over the wire', () => {
     expect((await t.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'SLAVE_ONLY' })).code).toBe(ResponseCode.TOPIC_NOT_EXIST);
   });
 
+  it('serves a looked-up route again until the broker changes it (the encoded route is kept per version)', async () => {
+    const dv = (counter: number) => ({ counter, timestamp: 1700000000000 + counter });
+    await registerBroker(t.client, t.addr, { name: 'broker-a', addr: A0, topics: [...BASE_TOPICS, { name: 'T', read: 4, write: 4 }], dataVersion: dv(1) });
+    const first = await t.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'T' });
+    // the 30 s re-registration with the same data version: same route, byte for byte
+    await registerBroker(t.client, t.addr, { name: 'broker-a', addr: A0, topics: [...BASE_TOPICS, { name: 'T', read: 4, write: 4 }], dataVersion: dv(1) });
+    expect((await t.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'T' })).body).toEqual(first.body);
+    // a changed topic config reaches the next lookup
+    await registerBroker(t.client, t.addr, { name: 'broker-a', addr: A0, topics: [...BASE_TOPICS, { name: 'T', read: 16, write: 16 }], dataVersion: dv(2) });
+    expect(json(await t.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'T' })).queueDatas[0].readQueueNums).toBe(16);
+    // so does a second broker
+    await registerBroker(t.client, t.addr, { name: 'broker-b', addr: B0, topics: [...BASE_TOPICS, { name: 'T' }] });
+    expect(json(await t.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'T' })).brokerDatas).toHaveLength(2);
+  });
+
   it('answers TOPIC_NOT_EXIST with the Java remark for an unknown topic', async () => {
     const res = await t.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'Nope' });
     expect(res.code).toBe(ResponseCode.TOPIC_NOT_EXIST);

@@ -38,6 +38,35 @@ describe('RouteInfoManager', () => {
     expect(r.pickupTopicRouteData('T')).not.toBeNull();
   });
 
+  it('moves its route version on every change a route shows, not on a heartbeat registration', () => {
+    const r = new RouteInfoManager({ brokerChannelExpiredTimeMs: 120_000 }, logger);
+    r.registerBroker(req({}));
+    let v = r.version;
+    const moved = (): boolean => {
+      const changed = r.version !== v;
+      v = r.version;
+      return changed;
+    };
+    r.registerBroker(req({})); // the broker's 30 s re-registration: nothing a route shows changed
+    expect(moved()).toBe(false);
+    r.registerBroker(req({ topicConfigs: [topic('S'), topic('T', 8)], dataVersion: { stateVersion: 0, timestamp: 2, counter: 2 } }));
+    expect(moved()).toBe(true);
+    r.registerBroker(req({ dataVersion: { stateVersion: 0, timestamp: 2, counter: 2 }, filterServerList: ['f:1'] }));
+    expect(moved()).toBe(true);
+    r.registerBroker(req({ dataVersion: { stateVersion: 0, timestamp: 2, counter: 2 }, zoneName: 'z' }));
+    expect(moved()).toBe(true);
+    r.registerBroker(req({ brokerAddr: 's:1', brokerId: 1, dataVersion: { stateVersion: 0, timestamp: 2, counter: 2 } }));
+    expect(moved()).toBe(true);
+    r.wipeWritePermOfBroker('b');
+    expect(moved()).toBe(true);
+    r.registerTopic('N', [{ brokerName: 'b', perm: 6, readQueueNums: 1, writeQueueNums: 1, topicSysFlag: 0 }]);
+    expect(moved()).toBe(true);
+    r.deleteTopic('N');
+    expect(moved()).toBe(true);
+    r.unregisterBroker({ clusterName: 'C', brokerAddr: 's:1', brokerName: 'b', brokerId: 1 });
+    expect(moved()).toBe(true);
+  });
+
   it('moves an address to its new id (slave promoted to master)', () => {
     const r = new RouteInfoManager({ brokerChannelExpiredTimeMs: 120_000 }, logger);
     r.registerBroker(req({ brokerAddr: 'm:1' }));

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -34,11 +35,16 @@ import org.apache.rocketmq.common.message.MessageQueue;
  * Load driver for bench/bench.mjs, using the stock RocketMQ Java client (4.9.8).
  *
  * <pre>
- * java -cp $(compat/bench/build.sh) bench.Driver --mode send|consume|e2e|probe --namesrv H:P [--key value ...]
+ * java -cp $(compat/bench/build.sh) bench.Driver --mode send|consume|e2e|probe|topics|namesrv|conns --namesrv H:P [--key value ...]
  *   common:  --topic T --queues 16 --size 1024 --warmup SECONDS --seconds SECONDS --runs N --sendTimeout MS
  *   send:    --send sync|async|batch --threads N --batch 16 (batch) --inflight 256 (async)
- *   consume: --prefill N --prefillSeconds S (backlog: N messages or what --threads sync senders send in S seconds),
- *            then each run drains the whole backlog with a new consumer group
+ *   consume: --prefill N --prefillSeconds S (backlog: N messages or what --threads senders send in S seconds;
+ *            --prefillBatch B sends batches of B), then each run drains the whole backlog with a new consumer group.
+ *            Filtered: --tags N gives message i the tag "t(i mod N)" and the properties k = i mod N and region;
+ *            --subscribe "t0" (tag expression) or --sql "k = 0 AND ..." (SQL92) selects; a run ends when every
+ *            matching message arrived. --cold: before each run print need-cold and wait for a line on stdin
+ *            ("go", or "skip" to end without runs)
+ *   topics / namesrv / conns: see ScaleLoad, NamesrvLoad, ConnsLoad
  *   e2e:     --rate MSG_PER_S --threads N (paced sync senders); latency = delivery - send (nanoTime in the body)
  *   probe:   prints probe-ready, waits for a line on stdin, then sends until the first SEND_OK (start-up time)
  * </pre>
@@ -67,6 +73,9 @@ public final class Driver {
         case "consume": runConsume(); break;
         case "e2e": runE2E(); break;
         case "probe": runProbe(); break;
+        case "topics": ScaleLoad.run(); break;
+        case "namesrv": NamesrvLoad.run(); break;
+        case "conns": ConnsLoad.run(); break;
         default: die("unknown --mode " + mode);
       }
       emit("{\"event\":\"done\"}");
@@ -181,9 +190,14 @@ public final class Driver {
   // ------------------------------------------------------------------ client setup
 
   static DefaultMQProducer producer() throws Exception {
-    DefaultMQProducer p = new DefaultMQProducer("bench_pg_" + NONCE);
+    return producer("bench_pg_" + NONCE, "bench_" + NONCE);
+  }
+
+  /** A started producer; each instance name is its own client (own connections to the nameserver and brokers). */
+  static DefaultMQProducer producer(String group, String instanceName) throws Exception {
+    DefaultMQProducer p = new DefaultMQProducer(group);
     p.setNamesrvAddr(str("namesrv", "127.0.0.1:9876"));
-    p.setInstanceName("bench_" + NONCE);
+    p.setInstanceName(instanceName);
     p.setSendMsgTimeout(num("sendTimeout", 5000));
     // measure the server with real body sizes: no client-side zip of bodies > 4 KiB
     p.setCompressMsgBodyOverHowmuch(Integer.MAX_VALUE);
@@ -332,12 +346,26 @@ public final class Driver {
 
   // ------------------------------------------------------------------ consume (drain a backlog)
 
+  /** Message i of a backlog: with --tags N, tag "t(i mod N)", property k = i mod N and a region. */
+  static Message backlogMessage(String topic, byte[] body, int i, int tags) {
+    Message m = new Message(topic, body);
+    if (tags > 0) {
+      m.setTags("t" + (i % tags));
+      m.putUserProperty("k", Integer.toString(i % tags));
+      m.putUserProperty("region", (i & 1) == 0 ? "eu" : "us");
+    }
+    return m;
+  }
+
   static void runConsume() throws Exception {
     String topic = str("topic", "BenchConsume");
     int queues = num("queues", 16);
     int size = num("size", 1024);
     int prefill = num("prefill", 50000);
     int threads = num("threads", 16);
+    int batch = num("prefillBatch", 1);
+    int tags = num("tags", 0);
+    boolean filtered = OPTS.containsKey("subscribe") || OPTS.containsKey("sql");
     DefaultMQProducer p = producer();
     ensureTopic(p, topic, queues);
     byte[] body = randomBody(size);
@@ -345,6 +373,7 @@ public final class Driver {
     emit("{\"event\":\"phase\",\"name\":\"prefill\",\"count\":" + prefill + "}");
     AtomicInteger claim = new AtomicInteger();
     LongAdder sent = new LongAdder();
+    LongAdder matching = new LongAdder();
     LongAdder errors = new LongAdder();
     long ps = System.nanoTime();
     long prefillEnd = ps + (long) (dbl("prefillSeconds", 15) * 1e9);
@@ -352,16 +381,24 @@ public final class Driver {
     List<Thread> ts = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
       Thread t = new Thread(() -> {
-        while (System.nanoTime() < prefillEnd && claim.getAndIncrement() < prefill) {
+        while (System.nanoTime() < prefillEnd) {
+          int first = claim.getAndAdd(batch);
+          if (first >= prefill) break;
+          int n = Math.min(batch, prefill - first);
+          List<Message> msgs = new ArrayList<>(n);
+          for (int k = 0; k < n; k++) msgs.add(backlogMessage(topic, body, first + k, tags));
           boolean ok = false;
           for (int attempt = 0; attempt < 5 && !ok; attempt++) {
             try {
-              ok = p.send(new Message(topic, body)).getSendStatus() == SendStatus.SEND_OK;
+              SendResult r = n == 1 ? p.send(msgs.get(0)) : p.send(msgs);
+              ok = r.getSendStatus() == SendStatus.SEND_OK;
             } catch (Exception e) {
               errors.increment();
             }
           }
-          if (ok) sent.increment();
+          if (!ok) continue;
+          sent.add(n);
+          if (tags > 0) for (int k = first; k < first + n; k++) if (k % tags == 0) matching.increment();
         }
       });
       t.start();
@@ -370,36 +407,52 @@ public final class Driver {
     for (Thread t : ts) t.join();
     prog.interrupt();
     long pdur = System.nanoTime() - ps;
-    emit("{\"event\":\"phase-end\",\"name\":\"prefill\",\"count\":" + sent.sum() + ",\"errors\":" + errors.sum()
-        + ",\"durationMs\":" + pdur / 1_000_000 + "}");
-    p.shutdown();
     long backlog = sent.sum();
+    long expected = filtered ? matching.sum() : backlog;
+    emit("{\"event\":\"phase-end\",\"name\":\"prefill\",\"count\":" + backlog + ",\"matching\":" + expected
+        + ",\"errors\":" + errors.sum() + ",\"durationMs\":" + pdur / 1_000_000 + "}");
+    p.shutdown();
 
     int runs = num("runs", 3);
-    boolean warm = num("warmup", 1) > 0;
+    boolean cold = OPTS.containsKey("cold");
+    boolean warm = !cold && num("warmup", 1) > 0;
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (int r = warm ? 0 : 1; r <= runs; r++) {
       String label = r == 0 ? "warmup" : "run " + r;
+      if (cold) {
+        emit("{\"event\":\"need-cold\",\"run\":" + r + "}");
+        String answer = in.readLine();
+        if (answer == null || !answer.trim().equals("go")) return;
+      }
       if (r == 0) emit("{\"event\":\"warmup-start\"}");
       else emit("{\"event\":\"run-start\",\"run\":" + r + "}");
-      String res = drain(topic, backlog, size, label, r);
+      String res = drain(topic, backlog, expected, size, label, r);
       if (r > 0) emit("{\"event\":\"run-end\",\"run\":" + r + ",\"result\":" + res + "}");
     }
   }
 
-  static String drain(String topic, long backlog, int size, String label, int run) throws Exception {
+  /** One new group drains the topic from offset 0 until `expected` messages arrived (or 20 s without progress). */
+  static String drain(String topic, long backlog, long expected, int size, String label, int run) throws Exception {
     LongAdder got = new LongAdder();
     LongAdder errors = new LongAdder();
+    LongAdder unexpected = new LongAdder();
     AtomicLong first = new AtomicLong();
     AtomicLong last = new AtomicLong();
     DefaultMQPushConsumer c = new DefaultMQPushConsumer("bench_cg_" + NONCE + "_" + run);
     c.setNamesrvAddr(str("namesrv", "127.0.0.1:9876"));
     c.setInstanceName("bench_c_" + NONCE + "_" + run);
     c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-    c.subscribe(topic, "*");
+    String sql = str("sql", null);
+    String tagExpr = str("subscribe", "*");
+    if (sql != null) c.subscribe(topic, MessageSelector.bySql(sql));
+    else c.subscribe(topic, tagExpr);
+    // a filtered run checks what arrives: only k = 0 matches the scenarios' selectors
+    boolean check = sql != null || !tagExpr.equals("*");
     c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
       long now = System.nanoTime();
       first.compareAndSet(0, now);
       got.add(msgs.size());
+      if (check) for (MessageExt m : msgs) if (!"0".equals(m.getUserProperty("k"))) unexpected.increment();
       last.set(now);
       return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     });
@@ -409,7 +462,7 @@ public final class Driver {
     long lastProgress = System.nanoTime();
     long seen = 0;
     long stallNs = TimeUnit.SECONDS.toNanos(num("stallSeconds", 20));
-    while (got.sum() < backlog) {
+    while (got.sum() < expected) {
       Thread.sleep(20);
       long g = got.sum();
       if (g != seen) { seen = g; lastProgress = System.nanoTime(); }
@@ -422,10 +475,16 @@ public final class Driver {
     Recorder none = new Recorder();
     // throughput over the drain itself (first to last delivery); consumer start-up/rebalance is reported as firstMs
     long dur = (first.get() != 0 && end > first.get() && n > 1) ? end - first.get() : end - start;
-    String extra = "\"backlog\":" + backlog + ",\"firstMs\":" + f3(first.get() == 0 ? -1 : (first.get() - start) / 1e6)
+    // scanned: backlog messages the broker went through per second, from the consumer's start (a filtered drain
+    // delivers only the matches, but the server reads the whole backlog)
+    double scanRate = backlog / ((end - start) / 1e9);
+    String extra = "\"backlog\":" + backlog + ",\"expected\":" + expected + ",\"unexpected\":" + unexpected.sum()
+        + ",\"scannedPerSec\":" + f3(scanRate)
+        + ",\"firstMs\":" + f3(first.get() == 0 ? -1 : (first.get() - start) / 1e6)
         + ",\"sinceStartMs\":" + f3((end - start) / 1e6)
-        + (n < backlog ? ",\"lastError\":" + q("stalled: " + n + " of " + backlog + " delivered") : "");
-    return result(n, backlog - Math.min(n, backlog), dur, size, none, extra);
+        + (n < expected ? ",\"lastError\":" + q("stalled: " + n + " of " + expected + " delivered") : "")
+        + (unexpected.sum() > 0 ? ",\"lastError\":" + q(unexpected.sum() + " delivered messages do not match the filter") : "");
+    return result(n, expected - Math.min(n, expected) + unexpected.sum(), dur, size, none, extra);
   }
 
   // ------------------------------------------------------------------ end-to-end latency at a fixed rate

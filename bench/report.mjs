@@ -1,0 +1,97 @@
+// The side-by-side table printed at the end of `npm run bench` (also stored as `report` in the JSON).
+import { median, sendMetrics } from './scenarios.mjs';
+
+const KiB = 1024;
+
+export const fmt = (v, d = 0) => (v === undefined || v === null || Number.isNaN(v) ? '-' : Number(v).toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+
+function table(rows, header) {
+  const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
+  const line = (r) => r.map((c, i) => (i < 2 ? String(c ?? '').padEnd(w[i]) : String(c ?? '').padStart(w[i]))).join('  ');
+  return [line(header), w.map((x) => '-'.repeat(x)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const throughputOf = (sr) => median((sr?.runs ?? []).map((r) => r.throughput));
+
+/** The figures of one scenario, one row each: official, ours, ours/official. */
+function scenarioRows(sc, so, su, hasO, hasU) {
+  const rows = [];
+  const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : `${(a / b).toFixed(2)}x`);
+  const cell = (has, sr, v, d) => {
+    if (!has) return '';
+    if (sr?.skipped) return 'SKIP';
+    if (!sr?.runs?.length) return 'FAIL';
+    return fmt(v, d);
+  };
+  const metrics = sc.metrics ?? sendMetrics(sc.size >= 16 * KiB);
+  let first = true;
+  for (const [m, get, d] of metrics) {
+    const a = so?.runs?.length ? get(so) : undefined;
+    const b = su?.runs?.length ? get(su) : undefined;
+    rows.push([first ? sc.label : '', m, cell(hasO, so, a, d), cell(hasU, su, b, d), ratio(b, a)]);
+    first = false;
+  }
+  const errs = (sr) => (sr?.runs ?? []).reduce((a, r) => a + (r.errors ?? 0), 0);
+  if (errs(so) || errs(su)) rows.push(['', 'send/consume errors', hasO ? errs(so) : '', hasU ? errs(su) : '', '']);
+  return rows;
+}
+
+export function report(result, SCENARIOS, CFG) {
+  const off = result.servers.official;
+  const ours = result.servers.ours;
+  const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : `${(a / b).toFixed(2)}x`);
+  const rows = [];
+  for (const sc of SCENARIOS) rows.push(...scenarioRows(sc, off?.scenarios?.[sc.id], ours?.scenarios?.[sc.id], Boolean(off), Boolean(ours)));
+  const mib = (kb) => (kb ? kb / 1024 : undefined);
+  rows.push(['start-up (empty store)', 'ready line ms', fmt(off?.readyMs), fmt(ours?.readyMs), ratio(ours?.readyMs, off?.readyMs)]);
+  rows.push(['', 'first send OK ms', fmt(off?.firstSendMs), fmt(ours?.firstSendMs), ratio(ours?.firstSendMs, off?.firstSendMs)]);
+  rows.push(['idle server', 'CPU cores used', fmt(off?.idleCpus, 3), fmt(ours?.idleCpus, 3), ratio(ours?.idleCpus, off?.idleCpus)]);
+  rows.push(['memory (all server processes)', 'idle RSS MiB', fmt(mib(off?.idleMem?.rss), 1), fmt(mib(ours?.idleMem?.rss), 1), ratio(ours?.idleMem?.rss, off?.idleMem?.rss)]);
+  rows.push(['', 'idle RssAnon MiB', fmt(mib(off?.idleMem?.anon), 1), fmt(mib(ours?.idleMem?.anon), 1), ratio(ours?.idleMem?.anon, off?.idleMem?.anon)]);
+  rows.push(['', 'peak RSS load MiB', fmt(mib(off?.loadMem?.rss), 1), fmt(mib(ours?.loadMem?.rss), 1), ratio(ours?.loadMem?.rss, off?.loadMem?.rss)]);
+  rows.push(['', 'peak RssAnon load MiB', fmt(mib(off?.loadMem?.anon), 1), fmt(mib(ours?.loadMem?.anon), 1), ratio(ours?.loadMem?.anon, off?.loadMem?.anon)]);
+
+  const out = [];
+  out.push('');
+  out.push(`rocketmq-ts vs official Apache RocketMQ ${CFG.officialVersion} — ${result.date}, ${result.machine.cpus} CPUs, ${fmt(result.machine.memMiB)} MiB RAM, ${result.mode} mode`);
+  const heap = off?.heapArgs ? `broker ${off.heapArgs.broker}, namesrv ${off.heapArgs.namesrv}` : `broker ${CFG.brokerJvm}, namesrv ${CFG.namesrvJvm}`;
+  out.push(`official: compat/official/official.sh (ASYNC_FLUSH, default 1 GiB commitlog files, enablePropertyFilter=true; broker.properties in the JSON); JVM: ${CFG.officialJvmProfile}: ${heap}`);
+  out.push(`ours: node ${process.version} dist/main.js start (defaults + ${result.oursFixedArgs.join(' ')}${CFG.oursArgs.length ? ` ${CFG.oursArgs.join(' ')}` : ''})${CFG.profile ? ' UNDER --cpu-prof (slower than normal)' : ''}`);
+  out.push(`load: stock Java client 4.9.8 (compat/bench), ${CFG.runs} run(s) x ${CFG.seconds}s after ${CFG.warmup}s warm-up per scenario, medians; ratio = ours / official (throughput: higher is better; latency, CPU, memory, start-up: lower is better)`);
+  out.push('');
+  out.push(table(rows, ['scenario', 'metric', 'official', 'ours', 'ours/official']));
+
+  if (result.limits) {
+    const L = result.limits;
+    const lrows = [];
+    for (const sc of SCENARIOS) {
+      if (!sc.limit) continue;
+      const lim = L.tcp.find((t) => t.kind === sc.limit.kind && t.size === sc.limit.size && (t.conc ?? 0) === (sc.limit.conc ?? 0));
+      if (!lim) continue;
+      const limMsgs = lim.msgsPerSec * (sc.limit.per ?? 1);
+      const o = throughputOf(off?.scenarios?.[sc.id]);
+      const u = throughputOf(ours?.scenarios?.[sc.id]);
+      const what = lim.kind === 'sink' ? `loopback stream, ${sc.size / KiB} KiB frames` : `loopback req/resp, ${lim.conc} in flight, ${lim.size / KiB} KiB`;
+      const share = (t) => (t ? `${((100 * t) / limMsgs).toFixed(1)}%` : '-');
+      const diskShare = (t) => (sc.mode === 'send' && t ? `${((100 * t * sc.size) / (L.disk.mbps * 1e6)).toFixed(1)}%` : '-');
+      lrows.push([sc.label, `${what}: ${fmt(limMsgs)} msg/s`, share(o), share(u), diskShare(o), diskShare(u)]);
+    }
+    out.push('');
+    out.push(`physical limits on this machine: disk ${fmt(L.disk.mbps, 0)} MB/s sequential write+fdatasync (${L.disk.fsType}, ${L.disk.dir}); loopback RTT p50 ${fmt(L.tcp.find((t) => t.kind === 'echo' && t.conc === 1)?.p50Ms, 3)} ms (1 KiB, 1 in flight)`);
+    out.push(table(lrows, ['scenario', 'TCP limit', 'official % TCP', 'ours % TCP', 'official % disk', 'ours % disk']));
+  }
+  const others = [];
+  for (const s of [off, ours]) for (const sc of Object.values(s?.scenarios ?? {})) for (const r of sc.runs ?? []) others.push(r.cpu?.otherCpus);
+  const bg = median(others);
+  out.push('');
+  out.push(`background CPU used by other processes during the runs: median ${fmt(bg, 2)} of ${result.machine.cpus} cores` +
+    (bg > 0.2 ? '  -> NOISY: other work competed for the CPUs; compare ratios with care' : ''));
+  for (const s of [off, ours]) if (s?.error) out.push(`${s.name}: ${s.error} (log ${s.logFile})`);
+  for (const s of [off, ours]) {
+    for (const [id, sc] of Object.entries(s?.scenarios ?? {})) {
+      if (sc.skipped) out.push(`${s.name} ${id}: skipped: ${sc.skipped}`);
+      else if (sc.error) out.push(`${s.name} ${id}: ${sc.error}`);
+    }
+  }
+  return out.join('\n');
+}
