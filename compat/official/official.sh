@@ -165,8 +165,10 @@ cmd_fetch() {
 
 # ---------------------------------------------------------------- helpers
 java_opts_common() {
-  # JDK 9+ needs these for the mmap/cleaner reflection used by the store (4.9.x especially).
-  echo -server -Xms256m -Xmx256m -Xss512k -XX:MaxDirectMemorySize=256m -XX:+UseG1GC \
+  # JDK 9+ needs these for the mmap/cleaner reflection used by the store (4.9.x especially). Direct memory 1 GiB:
+  # with 256 MiB the 5.3.3 broker ran out of it under the 4 MiB-body scenarios (Netty OutOfDirectMemoryError in
+  # broker.log), then failed responses and closed connections, and delay-level, retry and timer messages were not delivered.
+  echo -server -Xms256m -Xmx256m -Xss512k -XX:MaxDirectMemorySize=1g -XX:+UseG1GC \
     -XX:-OmitStackTraceInFastThrow -XX:+PerfDisableSharedMem \
     --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
     --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
