@@ -31,9 +31,16 @@ function oid(dotted: string): Buffer {
   return tlv(0x06, Buffer.from(bytes));
 }
 
-function positiveInteger(bytes: Buffer): Buffer {
-  const b = bytes[0] & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes;
-  return tlv(0x02, b);
+/**
+ * A non-negative INTEGER in DER's minimal form (X.690 8.3.2): leading zero bytes dropped, one 0x00 put back where
+ * the first byte would read as negative. A random serial starting 0x00 0x00–0x7f (1 start in 512) was written with
+ * its zero and OpenSSL refused the certificate ("asn1 encoding routines::illegal padding"), so the server exited.
+ */
+export function derPositiveInteger(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const digits = bytes.subarray(start);
+  return tlv(0x02, digits[0] & 0x80 ? Buffer.concat([Buffer.from([0]), digits]) : digits);
 }
 
 /** UTCTime (years before 2050), YYMMDDHHMMSSZ. */
@@ -71,7 +78,7 @@ export interface GeneratedCert {
  * A certificate valid from a day ago for `validDays`, for `hosts` (IP addresses become IP SANs, other names DNS
  * SANs); the first host is the subject CN. Marked as a CA so that trusting it as a root works everywhere.
  */
-export function generateSelfSignedCert(hosts: string[], validDays = 3650): GeneratedCert {
+export function generateSelfSignedCert(hosts: string[], validDays = 3650, serial: Buffer = crypto.randomBytes(16)): GeneratedCert {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   const sigAlg = seq(oid('1.2.840.10045.4.3.2'));
@@ -88,7 +95,7 @@ export function generateSelfSignedCert(hosts: string[], validDays = 3650): Gener
   const subject = name(unique[0] ?? 'localhost');
   const tbs = seq(
     tlv(0xa0, tlv(0x02, Buffer.from([2]))), // v3
-    positiveInteger(crypto.randomBytes(16)),
+    derPositiveInteger(serial),
     sigAlg,
     subject,
     seq(utcTime(new Date(now - 86_400_000)), utcTime(new Date(now + validDays * 86_400_000))),

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { generateSelfSignedCert } from '../../src/grpc/self-signed-cert.js';
+import { derPositiveInteger, generateSelfSignedCert } from '../../src/grpc/self-signed-cert.js';
 
 describe('self-signed gRPC certificate', () => {
   it('is a valid X.509 certificate with IP and DNS SANs, signed by its own key', () => {
@@ -45,6 +45,21 @@ describe('self-signed gRPC certificate', () => {
     } finally {
       server.close();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes serials in DER minimal form, so every random serial makes a certificate OpenSSL loads', () => {
+    const hex = (b: Buffer): string => derPositiveInteger(b).toString('hex');
+    expect(hex(Buffer.from('0001ff', 'hex'))).toBe('020201ff'); // leading zero dropped
+    expect(hex(Buffer.from('000080', 'hex'))).toBe('02020080'); // one zero kept: 0x80 would read negative
+    expect(hex(Buffer.from('80', 'hex'))).toBe('02020080');
+    expect(hex(Buffer.from('0000', 'hex'))).toBe('020100');
+    expect(hex(Buffer.from('7f', 'hex'))).toBe('02017f');
+    // Serials that broke start-up before (1 random serial in 512 starts like these), and their neighbours.
+    for (const first of ['0000', '0001', '007f', '0080', '00ff', '01', '7f', '80', 'ff']) {
+      const serial = Buffer.concat([Buffer.from(first, 'hex'), crypto.randomBytes(16 - first.length / 2)]);
+      const x = new crypto.X509Certificate(generateSelfSignedCert(['127.0.0.1'], 1, serial).certPem);
+      expect(BigInt(`0x${x.serialNumber}`)).toBe(BigInt(`0x${serial.toString('hex')}`));
     }
   });
 });
