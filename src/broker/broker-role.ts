@@ -7,6 +7,7 @@
 //   slave   the HA client (copies the master's log) and the metadata sync
 // Both listen on the HA port. What a role refuses is role-gate.ts.
 import { ConfigError, type BrokerConfig } from '../common/config.js';
+import { checkDLedgerKeys } from '../common/config-dledger.js';
 import type { Logger } from '../common/logger.js';
 import type { HaClient } from '../ha/ha-client.js';
 import type { HaService } from '../ha/ha-service.js';
@@ -21,6 +22,8 @@ export type BrokerRole = BrokerConfig['brokerRole'];
 /**
  * Java BrokerStartup's checks and adjustments of a role read from the config: a slave needs a brokerId > 0,
  * masters are id 0; a 5.3.3 slave counts 10 points less of RAM as "in memory" (accessMessageInMemoryMaxRatio).
+ * DLedger mode (after the same checks): the DLedger keys must agree, and the broker starts as brokerId −1 whatever
+ * its role says, until the first role change gives it 0 or its follower id.
  */
 export function prepareRoleConfig(config: BrokerConfig): void {
   if (config.brokerRole === 'SLAVE') {
@@ -29,6 +32,8 @@ export function prepareRoleConfig(config: BrokerConfig): void {
   } else {
     config.brokerId = 0;
   }
+  checkDLedgerKeys(config);
+  if (config.enableDLegerCommitLog) config.brokerId = -1;
 }
 
 export interface RoleServices {
