@@ -212,3 +212,135 @@ describe('DLedger commit log: outcomes (protocol/dledger.md §5.6)', () => {
     expect(bodies(await store.getMessage('R', 0, 0, 32, 1 << 20))).toEqual(['a', 'c']);
   });
 });
+
+describe('DLedger commit log: recovery', () => {
+  it('restarts on the same data: queues kept, a lost consume-queue directory rebuilt from committed entries only', async () => {
+    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const first = await openDLedger(mem);
+    for (let i = 0; i < 40; i++) await first.store.putMessage(makeMessage('R', i % 3, `r-${i}`, { keys: `key-${i}` }));
+    // two more entries reach the log but not the quorum (the leader is cut off, then steps down)
+    first.node.autoCommit = false;
+    const lost = [first.store.putMessage(makeMessage('R', 0, 'uncommitted-a')), first.store.putMessage(makeMessage('R', 0, 'uncommitted-b'))];
+    await waitUntil(() => mem.endIndex === 41);
+    first.node.becomeFollower('n1');
+    expect((await Promise.all(lost)).map((r) => r.status)).toEqual(['UNKNOWN_ERROR', 'UNKNOWN_ERROR']);
+    await shutdown(first.store);
+    expect([mem.committedIndex, mem.endIndex]).toEqual([39, 41]);
+
+    const second = await openDLedger(mem, { master: false });
+    expect([0, 1, 2].map((q) => second.store.getMaxOffsetInQueue('R', q))).toEqual([14, 13, 13]);
+    await shutdown(second.store);
+
+    fs.rmSync(path.join(root, 'consumequeue'), { recursive: true });
+    fs.rmSync(path.join(root, 'index'), { recursive: true });
+    const third = await openDLedger(mem, { master: false });
+    expect([0, 1, 2].map((q) => third.store.getMaxOffsetInQueue('R', q))).toEqual([14, 13, 13]);
+    expect(bodies(await third.store.getMessage('R', 0, 0, 32, 1 << 20))).toEqual(Array.from({ length: 14 }, (_, i) => `r-${3 * i}`));
+    expect((await third.store.queryMessage('R', 'key-38', 10, 0, Date.now() + 1000)).records).toHaveLength(1);
+    // the tail commits later (a new leader holds it): dispatched then, with the queue offsets it was written with
+    third.node.commitUpTo(41);
+    await waitUntil(() => third.store.getMaxOffsetInQueue('R', 0) === 16);
+    expect(bodies(await third.store.getMessage('R', 0, 14, 32, 1 << 20))).toEqual(['uncommitted-a', 'uncommitted-b']);
+  });
+
+  it('a new leader becomes ready only once its whole log is committed and dispatched; gives up when it stops leading', async () => {
+    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const { store, node, log } = await openDLedger(mem);
+    await store.putMessage(makeMessage('L', 0, 'one'));
+    node.autoCommit = false;
+    void store.putMessage(makeMessage('L', 0, 'two'));
+    await waitUntil(() => mem.endIndex === 1);
+    node.becomeCandidate();
+    node.becomeLeader();
+    let ready: boolean | undefined;
+    void log.waitLeaderCaughtUp().then((v) => (ready = v));
+    await new Promise((r) => setTimeout(r, 250));
+    expect(ready).toBeUndefined();
+    node.commitUpTo(1);
+    await waitUntil(() => ready !== undefined);
+    expect(ready).toBe(true);
+    expect(log.dispatchBehindBytes).toBe(0);
+    expect(store.getMaxOffsetInQueue('L', 0)).toBe(2);
+
+    node.autoCommit = false;
+    log.setMasterReady(true);
+    void store.putMessage(makeMessage('L', 0, 'three'));
+    await waitUntil(() => mem.endIndex === 2);
+    node.becomeCandidate();
+    node.becomeLeader();
+    const pending = log.waitLeaderCaughtUp();
+    node.becomeFollower('n1');
+    expect(await pending).toBe(false);
+  });
+});
+
+describe('DLedger commit log: migration from a classic commit log (§5.4)', () => {
+  it('keeps the classic files for reads, seals them with a BLANK and continues offsets and queues in DLedger entries', async () => {
+    const classic = createMessageStore({ storePathRootDir: root, ...CONFIG });
+    await classic.start();
+    const before: PutResult[] = [];
+    for (let i = 0; i < 45; i++) before.push(await classic.putMessage(makeMessage('Mig', i % 2, `classic-${i}`, { keys: `ck-${i}` })));
+    const classicEnd = classic.getMaxPhyOffset();
+    await classic.shutdown();
+    expect(classicEnd % FILE_BYTES).not.toBe(0);
+    const divided = classicEnd - (classicEnd % FILE_BYTES) + FILE_BYTES;
+    // the files holding data, and the preallocated next one (empty)
+    const onDisk = fs.readdirSync(path.join(root, 'commitlog')).sort();
+    const classicFiles = onDisk.filter((f) => Number(f) < divided);
+    expect(classicFiles.length).toBeGreaterThan(1);
+    expect(onDisk.length).toBe(classicFiles.length + 1);
+
+    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const first = await openDLedger(mem);
+    const log = first.store.commitLog as DLedgerCommitLog;
+    expect(log.dividedOffset).toBe(divided);
+    expect(first.store.getMinPhyOffset()).toBe(0);
+    // the classic log now ends with BLANK (size = bytes left, magic 0xCBD43194) at its old written end
+    const lastFile = fs.readFileSync(path.join(root, 'commitlog', classicFiles[classicFiles.length - 1]!));
+    expect(Number(classicFiles[classicFiles.length - 1])).toBe(divided - FILE_BYTES);
+    const at = classicEnd % FILE_BYTES;
+    expect([lastFile.readInt32BE(at), lastFile.readUInt32BE(at + 4)]).toEqual([FILE_BYTES - at, 0xcbd43194]);
+    // no classic file at or beyond the divide (the preallocated next one is gone)
+    expect(fs.readdirSync(path.join(root, 'commitlog')).map(Number).every((o) => o < divided)).toBe(true);
+
+    const after: PutResult[] = [];
+    for (let i = 45; i < 60; i++) after.push(await first.store.putMessage(makeMessage('Mig', i % 2, `dledger-${i}`, { keys: `dk-${i}` })));
+    expect(after.every((p) => p.status === 'PUT_OK')).toBe(true);
+    expect(mem.get(0)!.pos).toBe(divided);
+    expect(after[0]!.commitLogOffset).toBe(divided + DLEDGER_ENTRY_HEADER_BYTES);
+    // queue 1 had 22 classic messages (1, 3, .., 43), queue 0 had 23; message 45 goes to queue 1
+    expect(after[0]!.queueOffset).toBe(22);
+    const expected = (q: number) => Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 2 === q).map((i) => (i < 45 ? `classic-${i}` : `dledger-${i}`));
+    const readAll = async (store: DefaultMessageStore, q: number) => [
+      ...bodies(await store.getMessage('Mig', q, 0, 32, 1 << 20)), ...bodies(await store.getMessage('Mig', q, 32, 32, 1 << 20)),
+    ];
+    expect(await readAll(first.store, 0)).toEqual(expected(0));
+    expect(await readAll(first.store, 1)).toEqual(expected(1));
+    expect(decodeRecord((await first.store.lookMessageByOffset(before[7]!.commitLogOffset))!).body.toString()).toBe('classic-7');
+    // retention sees the classic files first, then the DLedger ones
+    expect(log.files.map((f) => f.fromOffset)).toEqual([...classicFiles.map(Number), ...mem.dataFiles.map((f) => f.fromOffset)]);
+    await shutdown(first.store);
+
+    // both logs on disk now: a restart reads the classic files without recovering them, and a lost consume-queue
+    // directory is rebuilt from both
+    fs.rmSync(path.join(root, 'consumequeue'), { recursive: true });
+    const second = await openDLedger(mem);
+    expect((second.store.commitLog as DLedgerCommitLog).dividedOffset).toBe(divided);
+    expect(await readAll(second.store, 0)).toEqual(expected(0));
+    expect(await readAll(second.store, 1)).toEqual(expected(1));
+    expect((await second.store.queryMessage('Mig', 'ck-3', 10, 0, Date.now() + 1000)).records).toHaveLength(1);
+    const next = await second.store.putMessage(makeMessage('Mig', 0, 'dledger-60'));
+    expect([next.status, next.queueOffset]).toEqual(['PUT_OK', 30]);
+  });
+
+  it('drops classic files that hold no data and starts the DLedger log at their start', async () => {
+    fs.mkdirSync(path.join(root, 'commitlog'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'commitlog', '00000000000000000000'), Buffer.alloc(FILE_BYTES));
+    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const { store, log } = await openDLedger(mem);
+    expect(fs.readdirSync(path.join(root, 'commitlog'))).toEqual([]);
+    expect(log.dividedOffset).toBe(-1);
+    const put = await store.putMessage(makeMessage('E', 0, 'first'));
+    expect(put.commitLogOffset).toBe(DLEDGER_ENTRY_HEADER_BYTES);
+  });
+});
