@@ -88,6 +88,7 @@ export class DLedgerCommitLog implements CommitLogPort {
   private readonly inFlight = new Set<Promise<unknown>>();
   private started = false;
   private closing = false;
+  private waitsCancelled = false;
 
   constructor(deps: CommitLogDeps, opts: DLedgerCommitLogOptions) {
     this.node = opts.node;
@@ -324,7 +325,7 @@ export class DLedgerCommitLog implements CommitLogPort {
     return new Promise((resolve) => {
       const check = (): boolean => {
         let verdict: boolean | undefined;
-        if (this.node.role !== 'LEADER') verdict = false;
+        if (this.node.role !== 'LEADER' || this.closing || this.waitsCancelled) verdict = false;
         else if (this.store.endIndex === -1) verdict = true;
         else if (this.store.endIndex === this.store.committedIndex && this.dispatchedPos >= this.store.committedPos) verdict = true;
         if (verdict === undefined) {
@@ -341,6 +342,12 @@ export class DLedgerCommitLog implements CommitLogPort {
       this.progressListeners.add(check);
       check();
     });
+  }
+
+  /** Ends every leader-ready wait with false (the broker is shutting down). */
+  cancelLeaderWaits(): void {
+    this.waitsCancelled = true;
+    this.notifyProgress();
   }
 
   private notifyProgress(): void {
