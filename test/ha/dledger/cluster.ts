@@ -39,10 +39,10 @@ export function nodeConfig(selfId: string, peers: string, over: Partial<DLedgerN
 }
 
 /** Waits until `cond` holds, polling; the deadline only bounds a broken implementation. */
-export async function waitFor<T>(what: string, cond: () => T | null | undefined | false, deadlineMs = 20_000): Promise<T> {
+export async function waitFor<T>(what: string, cond: () => T | null | undefined | false | Promise<T | null | undefined | false>, deadlineMs = 20_000): Promise<T> {
   const started = Date.now();
   for (;;) {
-    const v = cond();
+    const v = await cond();
     if (v) return v;
     if (Date.now() - started > deadlineMs) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
