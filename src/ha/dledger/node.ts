@@ -67,9 +67,8 @@ export class DLedgerNode implements DLedgerNodePort {
     this.transfer = new LeadershipTransfer(this.ms, store, this.elector, this.quorum, this.client, config.preferredLeaderIds, this.logger);
     for (const [id, addr] of this.peers) {
       if (id === this.selfId) continue;
-      this.dispatchers.set(id, new EntryDispatcher(id, addr, this.ms, store, this.client, this.quorum, config.maxPushTimeOutMs, this.logger));
+      this.dispatchers.set(id, new EntryDispatcher(id, addr, this.ms, store, this.client, this.quorum, config.maxPushTimeOutMs, config.enableBatchPush, this.logger));
     }
-    if (config.enableBatchPush) this.logger.info('dledger: enableBatchPush is accepted but ours pushes one entry per request');
     registerPeerHandlers(this.server, this);
   }
 

@@ -1,7 +1,8 @@
-// The leader's per-follower dispatcher (D/DLedgerEntryPusher.EntryDispatcher, protocol/dledger.md §3.1–§3.3):
+// The leader's per-follower dispatcher (D/DLedgerEntryPusher.EntryDispatcher, protocol/dledger.md §3.1–§3.4):
 // COMPARE (walk back until the follower holds the same entry) → TRUNCATE (cut the follower there) → APPEND (one
-// entry per push, pipelined, at most 1000 in flight) with COMMIT keep-alives when caught up. Driven by wake-ups
-// (appends, replies) and a short timer instead of a thread polling every millisecond.
+// entry per push, or with enableBatchPush batches of ≥ 4096 bytes; pipelined, at most 1000 pushes in flight) with
+// COMMIT keep-alives when caught up. Driven by wake-ups (appends, replies) and a short timer instead of a thread
+// polling every millisecond.
 import type { Logger } from 'pino';
 import { DLedgerRequestCode, DLedgerResponseCode, type PushType, dledgerCodeName } from './codes.js';
 import type { MemberState } from './member-state.js';
@@ -25,6 +26,14 @@ const COMMIT_KEEPALIVE_MS = 1000;
 /** After a failed COMPARE/TRUNCATE the dispatcher waits this long (EntryDispatcher.doWork's catch). */
 const ERROR_BACKOFF_MS = 500;
 const TICK_MS = 100;
+/** DLedgerConfig.maxBatchPushSize: a batch push is sent once its entries reach this many bytes. */
+export const MAX_BATCH_PUSH_BYTES = 4096;
+
+interface PendingPush {
+  readonly sentMs: number;
+  /** Entries in the push (1 unless batched). */
+  readonly count: number;
+}
 
 class PushError extends Error {}
 
@@ -34,8 +43,11 @@ export class EntryDispatcher {
   private writeIndex = -1;
   private term = -1;
   private leaderId: string | null = null;
-  /** index → send time of pushes without a reply. */
-  private readonly pendingMap = new Map<number, number>();
+  /** First index → pushes without a reply (pendingMap / batchPendingMap). */
+  private readonly pendingMap = new Map<number, PendingPush>();
+  /** The batch being filled (batch mode), and its bytes. */
+  private batch: DLedgerEntry[] = [];
+  private batchBytes = 0;
   private inFlightBytes = 0;
   private lastPushCommitMs = -1;
   private lastCheckLeakMs = Date.now();
@@ -52,6 +64,7 @@ export class EntryDispatcher {
     private readonly rpc: PeerRpcClient,
     private readonly quorum: QuorumTracker,
     private readonly maxPushTimeOutMs: number,
+    private readonly enableBatchPush: boolean,
     private readonly logger: Logger,
   ) {}
 
@@ -117,6 +130,8 @@ export class EntryDispatcher {
         this.quorum.updatePeerWaterMark(this.term, this.peerId, index);
         this.quorum.wakeup();
         this.writeIndex = index + 1;
+        this.batch = [];
+        this.batchBytes = 0;
         break;
       case 'COMPARE':
         if (this.type === 'APPEND') {
@@ -133,7 +148,7 @@ export class EntryDispatcher {
     this.type = target;
   }
 
-  private buildPush(entry: DLedgerEntry | null, type: PushType): PushEntryRequest {
+  private buildPush(entry: DLedgerEntry | null, type: PushType, batchEntry: DLedgerEntry[] = []): PushEntryRequest {
     return {
       ...baseDefaults(),
       group: this.ms.group,
@@ -144,7 +159,7 @@ export class EntryDispatcher {
       commitIndex: this.store.committedIndex,
       type,
       entry,
-      batchEntry: [],
+      batchEntry,
     };
   }
 
@@ -212,50 +227,73 @@ export class EntryDispatcher {
     this.changeState(truncateIndex, 'APPEND');
   }
 
-  // ---- APPEND / COMMIT (doAppend, doAppendInner, doCommit, doCheckAppendResponse) --------------------------------
+  // ---- APPEND / COMMIT (doAppend, doBatchAppend, doCommit, doCheck(Batch)AppendResponse) ------------------------
 
   private doAppend(): void {
     for (;;) {
       if (!this.checkAndFreshState() || this.type !== 'APPEND') return;
       if (this.writeIndex > this.store.endIndex) {
+        if (this.batch.length > 0) this.sendBatch();
         this.doCommit();
         this.doCheckAppendResponse();
         return;
       }
       if (this.pendingMap.size >= MAX_PENDING_PUSHES || Date.now() - this.lastCheckLeakMs > 1000) {
         const mark = this.quorum.getPeerWaterMark(this.term, this.peerId);
-        for (const index of this.pendingMap.keys()) if (index < mark) this.pendingMap.delete(index);
+        for (const [first, p] of this.pendingMap) {
+          const last = first + p.count - 1;
+          if (this.enableBatchPush ? last <= mark : last < mark) this.pendingMap.delete(first);
+        }
         this.lastCheckLeakMs = Date.now();
       }
       if (this.pendingMap.size >= MAX_PENDING_PUSHES || this.inFlightBytes >= MAX_IN_FLIGHT_PUSH_BYTES) {
         this.doCheckAppendResponse();
         return;
       }
-      if (!this.doAppendInner(this.writeIndex)) return;
+      const entry = this.entryForAppend(this.writeIndex);
+      if (!entry) return;
+      if (this.enableBatchPush) {
+        this.batch.push(entry);
+        this.batchBytes += entry.size;
+        if (this.batchBytes >= MAX_BATCH_PUSH_BYTES) this.sendBatch();
+      } else {
+        this.send([entry]);
+      }
       this.writeIndex++;
     }
   }
 
-  /** Pushes one entry without waiting; false when the entry is gone (below our begin: compare again). */
-  private doAppendInner(index: number): boolean {
+  /** The entry at `index`, or null when it is gone (below our begin: compare again). */
+  private entryForAppend(index: number): DLedgerEntry | null {
     const entry = this.store.get(index);
-    if (!entry) {
-      if (index < this.store.beginIndex) {
-        this.changeState(-1, 'COMPARE');
-        this.wakeup();
-        return false;
-      }
-      throw new PushError(`no entry at writeIndex ${index}`);
+    if (entry) return entry;
+    if (index < this.store.beginIndex) {
+      this.changeState(-1, 'COMPARE');
+      this.wakeup();
+      return null;
     }
-    const req = this.buildPush(entry, 'APPEND');
-    this.pendingMap.set(index, Date.now());
-    this.inFlightBytes += entry.size;
+    throw new PushError(`no entry at writeIndex ${index}`);
+  }
+
+  private sendBatch(): void {
+    const entries = this.batch;
+    this.batch = [];
+    this.batchBytes = 0;
+    this.send(entries);
+  }
+
+  /** Pushes entries (one, or a batch in batch mode) without waiting for the reply. */
+  private send(entries: DLedgerEntry[]): void {
+    const req = this.enableBatchPush ? this.buildPush(null, 'APPEND', entries) : this.buildPush(entries[0]!, 'APPEND');
+    let bytes = 0;
+    for (const e of entries) bytes += e.size;
+    this.pendingMap.set(entries[0]!.index, { sentMs: Date.now(), count: entries.length });
+    this.inFlightBytes += bytes;
     void this.rpc.call(this.peerAddr, DLedgerRequestCode.PUSH, encodePushEntryRequest(req)).then((body) => {
-      this.inFlightBytes -= entry.size;
+      this.inFlightBytes -= bytes;
       this.onAppendReply(body);
     });
     this.lastPushCommitMs = Date.now();
-    return true;
   }
 
   private onAppendReply(body: Buffer | null): void {
@@ -270,8 +308,8 @@ export class EntryDispatcher {
     if (res.code === DLedgerResponseCode.SUCCESS) {
       if (res.index === null) return;
       this.pendingMap.delete(res.index);
-      // Filed under the term the reply carries (the request's), pitfall 4.
-      this.quorum.updatePeerWaterMark(res.term, this.peerId, res.index);
+      // Filed under the term the reply carries (the request's), pitfall 4; a batch acks its last index.
+      this.quorum.updatePeerWaterMark(res.term, this.peerId, res.count === 0 ? res.index : res.index + res.count - 1);
       this.quorum.wakeup();
       this.wakeup();
     } else if (res.code === DLedgerResponseCode.INCONSISTENT_STATE) {
@@ -289,14 +327,19 @@ export class EntryDispatcher {
     this.lastPushCommitMs = Date.now();
   }
 
-  /** Re-sends the entry after the follower's watermark when its push has waited longer than maxPushTimeOutMs. */
+  /** Re-sends the push after the follower's watermark when it has waited longer than maxPushTimeOutMs. */
   private doCheckAppendResponse(): void {
     const next = this.quorum.getPeerWaterMark(this.term, this.peerId) + 1;
-    const sentMs = this.pendingMap.get(next);
-    if (sentMs !== undefined && Date.now() - sentMs > this.maxPushTimeOutMs) {
-      this.logger.debug({ peer: this.peerId, index: next }, 'dledger: re-pushing');
-      this.doAppendInner(next);
+    const p = this.pendingMap.get(next);
+    if (p === undefined || Date.now() - p.sentMs <= this.maxPushTimeOutMs) return;
+    this.logger.debug({ peer: this.peerId, index: next, count: p.count }, 'dledger: re-pushing');
+    const entries: DLedgerEntry[] = [];
+    for (let i = next; i < next + p.count; i++) {
+      const e = this.entryForAppend(i);
+      if (!e) return;
+      entries.push(e);
     }
+    this.send(entries);
   }
 
   /** For tests and status: where this dispatcher stands. */

@@ -105,6 +105,27 @@ describe('a group of three of our nodes', () => {
     expect(group.twoLeaderTerms()).toEqual([]);
   });
 
+  it('replicates in batch pushes with enableBatchPush, a returning follower included', async () => {
+    group = new TestGroup(['n0', 'n1', 'n2'], { ...FAST_TIMING, enableBatchPush: true });
+    await group.init();
+    await group.startAll();
+    const leader = await waitFor('a leader', () => group!.agreedLeader());
+    const lagging = group.ids.find((id) => id !== leader.selfId)!;
+    await group.stop(lagging);
+    await appendAll(leader, 'a', 200);
+    const back = await group.start(lagging);
+    let batches = 0;
+    const handlePush = back.follower.handlePush.bind(back.follower);
+    back.follower.handlePush = (req) => {
+      if (req.batchEntry.length > 1) batches++;
+      return handlePush(req);
+    };
+    await appendAll(leader, 'b', 5);
+    await waitFor('all committed 204', () => group!.running().every((n) => n.store.committedIndex === 204));
+    expect(batches).toBeGreaterThan(0);
+    for (const id of group.ids) expect(logBytes(group, id)).toEqual(logBytes(group, leader.selfId));
+  });
+
   it('refuses appends on followers and when its pending acks are full', async () => {
     group = new TestGroup(['n0', 'n1', 'n2'], { ...FAST_TIMING, maxPendingRequestsNum: 2 });
     await group.init();
