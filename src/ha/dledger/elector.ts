@@ -94,6 +94,7 @@ export class Elector {
   // ---- role changes (changeRoleToLeader / Candidate / Follower) ---------------------------------------------------
 
   changeRoleToLeader(term: number): void {
+    if (this.stopped) return;
     if (this.ms.currTerm !== term || this.ms.role !== 'CANDIDATE') {
       this.logger.warn({ term, currTerm: this.ms.currTerm }, 'dledger: skip becoming leader');
       return;
@@ -105,7 +106,7 @@ export class Elector {
   }
 
   changeRoleToCandidate(term: number): void {
-    if (term < this.ms.currTerm) return;
+    if (term < this.ms.currTerm || this.stopped) return;
     const was = this.ms.role;
     this.ms.changeToCandidate(term);
     if (was !== 'CANDIDATE') this.logger.info({ term, was }, 'dledger: candidate');
@@ -256,13 +257,14 @@ export class Elector {
   private watchLeaderLink(channel: ClientChannel): void {
     if (!this.timing.fastFailoverOnLeaderReset || this.leaderLink === channel) return;
     this.leaderLink = channel;
-    const leaderId = this.ms.leaderId;
-    const term = this.ms.currTerm;
     channel.onClose(() => {
-      if (this.leaderLink !== channel) return;
+      // The same link may have carried several terms of one leader: judge by the state when it closes.
+      if (this.leaderLink !== channel || this.stopped || this.ms.role !== 'FOLLOWER') return;
       this.leaderLink = null;
+      const leaderId = this.ms.leaderId;
+      const term = this.ms.currTerm;
       const addr = leaderId === null ? undefined : this.ms.peers.get(leaderId);
-      if (!addr || this.stopped) return;
+      if (!addr) return;
       void connectionRefused(addr, LEADER_PROBE_TIMEOUT_MS).then((refused) => {
         const same = this.ms.role === 'FOLLOWER' && this.ms.leaderId === leaderId && this.ms.currTerm === term;
         if (!refused || !same || this.stopped) return;

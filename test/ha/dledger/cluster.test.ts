@@ -126,6 +126,21 @@ describe('a group of three of our nodes', () => {
     for (const id of group.ids) expect(logBytes(group, id)).toEqual(logBytes(group, leader.selfId));
   });
 
+  it('agrees on entry positions across data-file ends (1 KiB files: an entry that does not fit starts the next)', async () => {
+    group = new TestGroup(['n0', 'n1', 'n2'], FAST_TIMING, undefined, 1024);
+    await group.init();
+    await group.startAll();
+    const leader = await waitFor('a leader', () => group!.agreedLeader());
+    await appendAll(leader, 'f', 40);
+    await waitFor('all committed 39', () => group!.running().every((n) => n.store.committedIndex === 39));
+    const entries = group.stores.get(leader.selfId)!.all();
+    const crossings = entries.filter((e, i) => i > 0 && e.pos !== entries[i - 1]!.pos + entries[i - 1]!.size);
+    expect(crossings.length).toBeGreaterThan(1);
+    for (const e of crossings) expect(e.pos % 1024).toBe(0);
+    for (const e of entries) expect(Math.floor(e.pos / 1024)).toBe(Math.floor((e.pos + e.size + 7) / 1024));
+    for (const id of group.ids) expect(logBytes(group, id)).toEqual(logBytes(group, leader.selfId));
+  });
+
   it('refuses appends on followers and when its pending acks are full', async () => {
     group = new TestGroup(['n0', 'n1', 'n2'], { ...FAST_TIMING, maxPendingRequestsNum: 2 });
     await group.init();

@@ -68,12 +68,13 @@ export class TestGroup {
     readonly ids: string[],
     private readonly over: Partial<DLedgerNodeConfig> = FAST_TIMING,
     private readonly logger: Logger = silentLogger(),
+    private readonly fileSizeBytes = 64 * 1024 * 1024,
   ) {}
 
   async init(): Promise<void> {
     const ports = await freePorts(this.ids.length);
     this.peers = this.ids.map((id, i) => `${id}-127.0.0.1:${ports[i]}`).join(';');
-    for (const id of this.ids) this.stores.set(id, new MemoryDLedgerStore());
+    for (const id of this.ids) this.stores.set(id, new MemoryDLedgerStore(this.fileSizeBytes));
   }
 
   async start(id: string): Promise<DLedgerNode> {
