@@ -117,10 +117,11 @@ export class MemoryDLedgerStore implements DLedgerStorePort {
       this.entries.length = e.index - this.beginIndex;
       this.entries.push(e);
     } else {
-      // Not inside what we hold: start over at the entry's position (MmapFileList.rebuildWithPos).
+      // Not inside what we hold: start over at the entry's position, in a file aligned to the file size
+      // (MmapFileList.rebuildWithPos).
       this.entries = [e];
       this.beginIndex = e.index;
-      this.firstFileOffset = e.pos;
+      this.firstFileOffset = e.pos - (e.pos % this.fileSizeBytes);
     }
     const last = this.entries[this.entries.length - 1]!;
     this.endIndex = last.index;

@@ -118,7 +118,13 @@ describe.skipIf(skipReason !== null)(`interop with official DLedger members (5.3
     }
     console.log(`[interop] official members up after ${Math.round((Date.now() - started) / 1000)} s`);
 
-    // 1. Our node follows an official leader.
+    // 1. Our node follows an official leader. Ours started first, so it may have won the first election with n0:
+    //    then it hands leadership to n0 (LEADERSHIP_TRANSFER to an official transferee).
+    await waitFor('a leader in the group', () => node.role === 'LEADER' || (node.role === 'FOLLOWER' && node.leaderId !== null), 60_000);
+    if (node.role === 'LEADER') {
+      console.log('[interop] our node won the first election; transferring to n0');
+      expect(await node.transferLeadership('n0')).toBe(DLedgerResponseCode.SUCCESS);
+    }
     const officialLeader = await waitFor('our node following an official leader', () =>
       node.role === 'FOLLOWER' && (node.leaderId === 'n0' || node.leaderId === 'n1') ? node.leaderId : null, 60_000);
     const li = officialLeader === 'n0' ? 0 : 1;
