@@ -4,6 +4,7 @@
 // COMMIT keep-alives when caught up. Driven by wake-ups (appends, replies) and a short timer instead of a thread
 // polling every millisecond.
 import type { Logger } from 'pino';
+import { limited } from '../../common/log-limiter.js';
 import { DLedgerRequestCode, DLedgerResponseCode, type PushType, dledgerCodeName } from './codes.js';
 import type { MemberState } from './member-state.js';
 import type { PeerRpcClient } from './peer-rpc.js';
@@ -105,7 +106,8 @@ export class EntryDispatcher {
       if (this.type === 'APPEND') this.doAppend();
       else await this.doCompare();
     } catch (err) {
-      this.logger.warn({ peer: this.peerId, err: (err as Error).message, writeIndex: this.writeIndex, compareIndex: this.compareIndex },
+      limited(this.logger).warn(`dledger-push-${this.peerId}`,
+        { peer: this.peerId, err: (err as Error).message, writeIndex: this.writeIndex, compareIndex: this.compareIndex },
         'dledger push failed, comparing again');
       this.changeState(-1, 'COMPARE');
       await sleep(ERROR_BACKOFF_MS);
