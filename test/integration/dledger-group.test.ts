@@ -55,13 +55,13 @@ async function groupIds(): Promise<Record<string, string>> {
   return info.brokerAddrTable[GROUP]?.brokerAddrs ?? {};
 }
 
-function onsOptions() {
+/** `failover`: the stock client polls the route every 30 s unless told otherwise; the failover sender asks every 1 s. */
+function onsOptions(failover = false) {
   return {
     httpclient: { request: () => Promise.reject(new Error('nameSrv is given')) },
     nameSrv: nsAddr,
     logger: { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined },
-    // the stock client polls the route every 30 s unless told otherwise; a failover test does not wait that long
-    pollNameServerInteval: 1000,
+    ...(failover ? { pollNameServerInteval: 1000 } : {}),
   };
 }
 
@@ -104,6 +104,26 @@ async function readQueue(addr: string, queueId: number): Promise<Array<{ queueOf
   }
 }
 
+let peers = '';
+const memberDirs = new Map<string, string>();
+
+/** `rmq broker` for member `id` (its store directory kept across restarts). */
+async function startMember(id: string): Promise<ServerProcess> {
+  let dir = memberDirs.get(id);
+  if (!dir) {
+    dir = tempDir(`dlg-${id}`);
+    dirs.push(dir);
+    memberDirs.set(id, dir);
+  }
+  const member = await runServerProcess([
+    'broker', '-n', nsAddr, '--listenPort=0', '--grpcServerPort=-1', '--brokerIP1=127.0.0.1', `--storePathRootDir=${dir}`,
+    `--brokerName=${GROUP}`, '--mappedFileSizeCommitLog=1048576', '--mappedFileSizeConsumeQueue=60000', '--registerNameServerPeriod=10000',
+    '--slaveReadEnable=true', '--enableDLegerCommitLog=true', `--dLegerGroup=${GROUP}`, `--dLegerPeers=${peers}`, `--dLegerSelfId=${id}`,
+  ], 60_000, { ...process.env, RMQ_LOG_LEVEL: 'info' });
+  members.set(id, member);
+  return member;
+}
+
 beforeAll(async () => {
   ensureDist();
   const nsDir = tempDir('dlg-ns');
@@ -112,17 +132,8 @@ beforeAll(async () => {
   nsAddr = `127.0.0.1:${await namesrv.start()}`;
   const ids = ['n0', 'n1', 'n2'];
   const ports = [await freePort(), await freePort(), await freePort()];
-  const peers = ids.map((id, i) => `${id}-127.0.0.1:${ports[i]}`).join(';');
-  await Promise.all(ids.map(async (id) => {
-    const dir = tempDir(`dlg-${id}`);
-    dirs.push(dir);
-    const member = await runServerProcess([
-      'broker', '-n', nsAddr, '--listenPort=0', '--grpcServerPort=-1', '--brokerIP1=127.0.0.1', `--storePathRootDir=${dir}`,
-      `--brokerName=${GROUP}`, '--mappedFileSizeCommitLog=1048576', '--mappedFileSizeConsumeQueue=60000', '--registerNameServerPeriod=10000',
-      '--enableDLegerCommitLog=true', `--dLegerGroup=${GROUP}`, `--dLegerPeers=${peers}`, `--dLegerSelfId=${id}`,
-    ], 60_000, { ...process.env, RMQ_LOG_LEVEL: 'info' });
-    members.set(id, member);
-  }));
+  peers = ids.map((id, i) => `${id}-127.0.0.1:${ports[i]}`).join(';');
+  await Promise.all(ids.map((id) => startMember(id)));
 }, 120_000);
 
 afterAll(async () => {
@@ -134,6 +145,7 @@ afterAll(async () => {
 
 describe('a DLedger group of three brokers of ours', () => {
   let master = '';
+  let killedId = '';
 
   it('elects a leader that registers as master (id 0) and two followers as slaves (ids 1-3)', async () => {
     await waitFor(async () => {
@@ -171,8 +183,32 @@ describe('a DLedger group of three brokers of ours', () => {
   }, 120_000);
 
   it('after kill -9 of the leader a new master appears, sends succeed again, and nothing acknowledged is lost or reused', async () => {
+    const producer = new Producer({ ...onsOptions(true), producerGroup: 'PG_dledger_group', instanceName: `p${process.pid}_b` });
+    // the killed master's connection closes under it: reported as errors, answered by the retries below
+    producer.on('error', () => undefined);
+    await producer.ready();
+    // a sender that keeps going through the kill: what it got SEND_OK for must survive; failures are not counted
+    let sending = true;
+    let attempts = 0;
+    let okAfterKill = 0;
+    let killedAt = 0;
+    const sender = (async () => {
+      while (sending) {
+        const body = `during-${attempts++}`;
+        try {
+          const r = await producer.send(new Message(TOPIC, 'TagD', body));
+          if (r.sendStatus !== 'SEND_OK') continue;
+          acked.push({ body, queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset });
+          if (killedAt > 0) okAfterKill++;
+        } catch {
+          // a send to the dead master: refused or cut; the producer goes on
+        }
+      }
+    })();
+    await waitFor(() => acked.length >= 250, 30_000, 'sends in flight before the kill');
+
     const leader = [...members.entries()].find(([, m]) => m.brokerAddr === master)!;
-    const killedAt = Date.now();
+    killedAt = Date.now();
     process.kill(leader[1].child.pid!, 'SIGKILL');
     await new Promise((r) => leader[1].child.once('exit', r));
     members.delete(leader[0]);
@@ -183,42 +219,27 @@ describe('a DLedger group of three brokers of ours', () => {
     }, 30_000, 'a new master in the nameserver');
     const newMaster = (await groupIds())['0']!;
     const masterAfterMs = Date.now() - killedAt;
+    await waitFor(() => okAfterKill > 0, 60_000, 'a SEND_OK after the failover');
+    const firstOkAfterMs = Date.now() - killedAt;
+    await waitFor(() => okAfterKill >= 100, 60_000, '100 SEND_OKs after the failover');
+    sending = false;
+    await sender;
+    await closeQuietly(producer);
+    console.log(`dledger failover: new master in the route after ${masterAfterMs} ms, first SEND_OK after ${firstOkAfterMs} ms; ` +
+      `${acked.length} acknowledged (${attempts} sends tried through the kill)`);
 
-    const producer = new Producer({ ...onsOptions(), producerGroup: 'PG_dledger_group', instanceName: `p${process.pid}_b` });
-    // the killed master's connection closes under it: reported as errors, answered by the retries below
-    producer.on('error', () => undefined);
-    await producer.ready();
-    let firstOkAfterMs = -1;
-    try {
-      await waitFor(async () => {
-        try {
-          const r = await producer.send(new Message(TOPIC, 'TagD', 'after-probe'));
-          if (r.sendStatus !== 'SEND_OK') return false;
-          acked.push({ body: 'after-probe', queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset });
-          return true;
-        } catch {
-          return false;
-        }
-      }, 60_000, 'a SEND_OK after the failover');
-      firstOkAfterMs = Date.now() - killedAt;
-      await sendBatch(producer, 'after', 100);
-    } finally {
-      await closeQuietly(producer);
-    }
-    console.log(`dledger failover: new master in the route after ${masterAfterMs} ms, first SEND_OK after ${firstOkAfterMs} ms`);
-
-    // The checker: every acknowledged message at the queue offset its SEND_OK named, no offset holding two messages.
-    const stored = new Map<string, { queueId: number; queueOffset: number }>();
+    // The checker: each queue's offsets are 0..n-1, each holding one message, and every acknowledged message sits at
+    // the queue and offset its SEND_OK named (a message may also appear a second time: a retried send whose first
+    // attempt reached the log — at-least-once, never an offset reused).
+    const atOffset = new Map<string, string>();
     for (let q = 0; q < QUEUES; q++) {
       const records = await readQueue(newMaster, q);
-      const offsets = records.map((r) => r.queueOffset);
-      expect(new Set(offsets).size, `queue ${q}: an offset used twice`).toBe(offsets.length);
-      expect(offsets, `queue ${q}: offsets not consecutive`).toEqual(offsets.map((_, i) => i));
-      for (const r of records) stored.set(r.body, { queueId: q, queueOffset: r.queueOffset });
+      expect(records.map((r) => r.queueOffset), `queue ${q}: offsets 0..n-1, none twice`).toEqual(records.map((_, i) => i));
+      for (const r of records) atOffset.set(`${q}@${r.queueOffset}`, r.body);
     }
-    const missing = acked.filter((a) => !stored.has(a.body));
-    expect(missing, 'acknowledged but lost').toEqual([]);
-    for (const a of acked) expect(stored.get(a.body), a.body).toEqual({ queueId: a.queueId, queueOffset: a.queueOffset });
+    const misplaced = acked.filter((a) => atOffset.get(`${a.queueId}@${a.queueOffset}`) !== a.body);
+    expect(misplaced, 'acknowledged but not found where SEND_OK put it').toEqual([]);
+    killedId = leader[0];
 
     // a stock consumer reads everything back from the new master
     const consumer = new Consumer({
@@ -236,4 +257,17 @@ describe('a DLedger group of three brokers of ours', () => {
       await closeQuietly(consumer);
     }
   }, 240_000);
+
+  it('the killed member restarts on its store, follows as a slave and ends with the same queues (only committed entries dispatched)', async () => {
+    expect(killedId).not.toBe('');
+    const back = await startMember(killedId);
+    const slaveId = String(Number(killedId.slice(1)) + 1);
+    await waitFor(async () => (await groupIds())[slaveId] === back.brokerAddr, 60_000, 'the restarted member as a slave');
+    const newMaster = (await groupIds())['0']!;
+    for (let q = 0; q < QUEUES; q++) {
+      const want = await readQueue(newMaster, q);
+      await waitFor(async () => (await readQueue(back.brokerAddr, q)).length === want.length, 60_000, `queue ${q} caught up`);
+      expect(await readQueue(back.brokerAddr, q), `queue ${q}`).toEqual(want);
+    }
+  }, 120_000);
 });
