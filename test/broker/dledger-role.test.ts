@@ -16,7 +16,7 @@ import { createNamesrv } from '../../src/namesrv/index.js';
 import { RemotingClient } from '../../src/remoting/client.js';
 import { type RemotingCommand, createRequest } from '../../src/remoting/command.js';
 import { decodeRecord } from '../../src/store/index.js';
-import { MemoryDLedgerStore, TestDLedgerNode } from '../helpers/dledger-test-node.js';
+import { LaidOutMemoryStore, TestDLedgerNode } from '../helpers/dledger-test-node.js';
 import { onsProducer } from '../helpers/ali-ons.js';
 import { tempDir, waitFor } from '../helpers/server.js';
 
@@ -81,7 +81,7 @@ beforeAll(async () => {
   };
   broker = createBroker(config, logger, {
     dledgerNodeFactory: (cfg) => {
-      node = new TestDLedgerNode(new MemoryDLedgerStore(cfg.mappedFileSizeForEntryDataBytes), cfg.selfId, cfg.group, false);
+      node = new TestDLedgerNode(new LaidOutMemoryStore(cfg.mappedFileSizeForEntryDataBytes), cfg.selfId, cfg.group, false);
       return node;
     },
   });

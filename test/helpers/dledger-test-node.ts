@@ -2,7 +2,9 @@
 // role handling without elections or peers: an in-memory store with the official entry layout, file-end blanks and
 // positions (protocol/dledger.md §4.2-§4.5), and a single-member node that is leader at once and commits what it
 // appends. Tests can hold commits back, refuse or fail appends, push entries as a leader would, and switch roles.
-// The end-to-end tests use the real DLedgerNode / DLedgerFileStore instead.
+// The end-to-end tests use the real DLedgerNode / DLedgerFileStore instead. (The Raft node's own double,
+// memory-dledger-store.ts, serves whole entries only; the commit log's reput reads byte ranges across entries and
+// blanks, as it does from the real files.)
 import {
   DLEDGER_ENTRY_HEADER_BYTES, DLedgerCode, type DLedgerAppendResult, type DLedgerEntry, type DLedgerNodePort,
   type DLedgerRole, DLedgerStoreError, type DLedgerStorePort,
@@ -38,7 +40,7 @@ function decodeEntry(b: Buffer): DLedgerEntry {
  * The entries in memory, laid out in "files" of `fileSizeBytes` exactly as the official store lays them out. The
  * object outlives a store's close: handing it to a new commit log is a restart on the same disk.
  */
-export class MemoryDLedgerStore implements DLedgerStorePort {
+export class LaidOutMemoryStore implements DLedgerStorePort {
   private readonly files = new Map<number, Buffer>();
   private readonly entryPos: number[] = [];
   private firstIndex = 0;
@@ -223,7 +225,7 @@ export class TestDLedgerNode implements DLedgerNodePort {
   private ackFailures: number[] = [];
 
   constructor(
-    readonly store: MemoryDLedgerStore,
+    readonly store: LaidOutMemoryStore,
     readonly selfId = 'n0',
     readonly group = 'TestGroup',
     private readonly leaderAtStart = true,

@@ -9,7 +9,7 @@ import { ResponseCode } from '../../../src/common/response-code.js';
 import { DLedgerCommitLog, dledgerCommitLogFactory } from '../../../src/ha/dledger/dledger-commit-log.js';
 import { DLEDGER_ENTRY_HEADER_BYTES, DLedgerCode } from '../../../src/ha/dledger/types.js';
 import { createMessageStore, decodeRecord, type DefaultMessageStore, type PutResult } from '../../../src/store/index.js';
-import { MemoryDLedgerStore, TestDLedgerNode } from '../../helpers/dledger-test-node.js';
+import { LaidOutMemoryStore, TestDLedgerNode } from '../../helpers/dledger-test-node.js';
 import { makeMessage, makeTempDir, removeDir } from '../../store/helpers.js';
 
 const FILE_BYTES = 4096;
@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 async function openDLedger(
-  mem: MemoryDLedgerStore, opts: { semantics?: '4.9.8' | '5.3.3'; leader?: boolean; master?: boolean; dir?: string } = {},
+  mem: LaidOutMemoryStore, opts: { semantics?: '4.9.8' | '5.3.3'; leader?: boolean; master?: boolean; dir?: string } = {},
 ) {
   const node = new TestDLedgerNode(mem, 'n0', 'G', opts.leader ?? true);
   const store = createMessageStore({ storePathRootDir: opts.dir ?? root, ...CONFIG }, undefined, undefined,
@@ -51,7 +51,7 @@ function bodies(res: { records: Buffer[] }): string[] {
 
 describe('DLedger commit log: appends', () => {
   it('stores each message as one entry whose record says PHYSICALOFFSET = pos + 48, and reads it back by that offset', async () => {
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store } = await openDLedger(mem);
     const puts: PutResult[] = [];
     // ~150-byte entries: the 4 KiB files fill and end with DLedger blanks
@@ -82,7 +82,7 @@ describe('DLedger commit log: appends', () => {
   });
 
   it('a batch is one entry per message with consecutive queue offsets', async () => {
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store } = await openDLedger(mem);
     await store.putMessage(makeMessage('B', 0, 'first'));
     const put = await store.putMessages([0, 1, 2].map((i) => makeMessage('B', 0, `batch-${i}`)));
@@ -97,7 +97,7 @@ describe('DLedger commit log: appends', () => {
   });
 
   it('dispatches only committed entries, in log order, and answers the put once its entry is committed and dispatched', async () => {
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store, node } = await openDLedger(mem);
     node.autoCommit = false;
     const p1 = store.putMessage(makeMessage('C', 0, 'one'));
@@ -125,14 +125,14 @@ describe('DLedger commit log: appends', () => {
 
   it('a follower refuses puts, keeps pushed entries undispatched until the commit index passes them', async () => {
     // entries as a leader (another member) writes them: its hook set PHYSICALOFFSET, positions follow its files
-    const leaderMem = new MemoryDLedgerStore(FILE_BYTES);
+    const leaderMem = new LaidOutMemoryStore(FILE_BYTES);
     const leaderDir = await makeTempDir();
     const leader = await openDLedger(leaderMem, { dir: leaderDir });
     for (let i = 0; i < 30; i++) await leader.store.putMessage(makeMessage('F', 0, `f-${i}`));
     await shutdown(leader.store);
     await removeDir(leaderDir);
 
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store, node } = await openDLedger(mem, { leader: false });
     node.becomeFollower('n1', 1);
     expect((await store.putMessage(makeMessage('F', 0, 'no'))).status).toBe('OS_PAGE_CACHE_BUSY');
@@ -174,7 +174,7 @@ describe('DLedger commit log: outcomes (protocol/dledger.md §5.6)', () => {
   ];
   for (const semantics of ['4.9.8', '5.3.3'] as const) {
     it(`maps every DLedger outcome as the official ${semantics} broker, taking queue offsets only for appended entries`, async () => {
-      const mem = new MemoryDLedgerStore(FILE_BYTES);
+      const mem = new LaidOutMemoryStore(FILE_BYTES);
       const { store, node } = await openDLedger(mem, { semantics });
       let nextQueueOffset = 0;
       for (const c of cases) {
@@ -197,7 +197,7 @@ describe('DLedger commit log: outcomes (protocol/dledger.md §5.6)', () => {
   }
 
   it('refuses puts on a leader whose broker is not master yet (queue offsets not rebuilt), and a batch the node cut', async () => {
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store, node, log } = await openDLedger(mem, { master: false });
     expect(node.role).toBe('LEADER');
     expect((await store.putMessage(makeMessage('R', 0, 'early'))).status).toBe('OS_PAGE_CACHE_BUSY');
@@ -215,7 +215,7 @@ describe('DLedger commit log: outcomes (protocol/dledger.md §5.6)', () => {
 
 describe('DLedger commit log: recovery', () => {
   it('restarts on the same data: queues kept, a lost consume-queue directory rebuilt from committed entries only', async () => {
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const first = await openDLedger(mem);
     for (let i = 0; i < 40; i++) await first.store.putMessage(makeMessage('R', i % 3, `r-${i}`, { keys: `key-${i}` }));
     // two more entries reach the log but not the quorum (the leader is cut off, then steps down)
@@ -244,7 +244,7 @@ describe('DLedger commit log: recovery', () => {
   });
 
   it('a new leader becomes ready only once its whole log is committed and dispatched; gives up when it stops leading', async () => {
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store, node, log } = await openDLedger(mem);
     await store.putMessage(makeMessage('L', 0, 'one'));
     node.autoCommit = false;
@@ -290,7 +290,7 @@ describe('DLedger commit log: migration from a classic commit log (§5.4)', () =
     expect(classicFiles.length).toBeGreaterThan(1);
     expect(onDisk.length).toBe(classicFiles.length + 1);
 
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const first = await openDLedger(mem);
     const log = first.store.commitLog as DLedgerCommitLog;
     expect(log.dividedOffset).toBe(divided);
@@ -336,7 +336,7 @@ describe('DLedger commit log: migration from a classic commit log (§5.4)', () =
   it('drops classic files that hold no data and starts the DLedger log at their start', async () => {
     fs.mkdirSync(path.join(root, 'commitlog'), { recursive: true });
     fs.writeFileSync(path.join(root, 'commitlog', '00000000000000000000'), Buffer.alloc(FILE_BYTES));
-    const mem = new MemoryDLedgerStore(FILE_BYTES);
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
     const { store, log } = await openDLedger(mem);
     expect(fs.readdirSync(path.join(root, 'commitlog'))).toEqual([]);
     expect(log.dividedOffset).toBe(-1);
