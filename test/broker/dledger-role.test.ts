@@ -161,3 +161,36 @@ describe('DLedger mode on a broker of ours (test node)', () => {
     expect((await pullAll(0)).at(-1)).toBe('leader-2');
   }, 30_000);
 });
+
+describe('DLedger mode with haSemantics=4.9.8 (test node)', () => {
+  it('a follower refuses sends with SERVICE_NOT_AVAILABLE, a leader not yet master with SYSTEM_ERROR', async () => {
+    const dir = tempDir('dl-498');
+    dirs.push(dir);
+    let node498!: TestDLedgerNode;
+    const c: BrokerConfig = {
+      ...defaults(BROKER_SCHEMA), brokerName: 'RaftNode01', brokerIP1: '127.0.0.1', listenPort: 0, grpcServerPort: -1, namesrvAddr: nsAddr,
+      storePathRootDir: dir, mappedFileSizeCommitLog: 64 * 1024, haSemantics: '4.9.8',
+      enableDLegerCommitLog: true, dLegerGroup: 'RaftNode01', dLegerPeers: 'n0-127.0.0.1:1', dLegerSelfId: 'n0',
+    };
+    const b = createBroker(c, logger, {
+      dledgerNodeFactory: (cfg) => (node498 = new TestDLedgerNode(new LaidOutMemoryStore(cfg.mappedFileSizeForEntryDataBytes), cfg.selfId, cfg.group, false)),
+    });
+    await b.start();
+    try {
+      const send = () => call(b.brokerAddr(), RequestCode.SEND_MESSAGE, {
+        producerGroup: 'PG_raw', topic: 'TBW102', defaultTopic: 'TBW102', defaultTopicQueueNums: '4', queueId: '0', sysFlag: '0',
+        bornTimestamp: String(Date.now()), flag: '0', properties: '', reconsumeTimes: '0', unitMode: 'false', batch: 'false',
+      }, Buffer.from('x'));
+      // not leader: the node refuses before appending (official OS_PAGECACHE_BUSY → SYSTEM_ERROR in 4.9.8)
+      const early = await send();
+      expect([early.code, early.remark]).toEqual([ResponseCode.SYSTEM_ERROR, '[PC_SYNCHRONIZED]broker busy, start flow control for a while']);
+      node498.becomeFollower('n1');
+      await waitFor(() => c.brokerRole === 'SLAVE' && c.brokerId === 1, 10_000, 'the follower to be a slave');
+      const refused = await send();
+      expect(refused.code).toBe(ResponseCode.SERVICE_NOT_AVAILABLE);
+      expect(refused.remark).toMatch(/^service not available now\. It may be caused by one of the following reasons: the broker's disk is full/);
+    } finally {
+      await b.shutdown();
+    }
+  }, 30_000);
+});
