@@ -333,6 +333,35 @@ describe('DLedger commit log: migration from a classic commit log (§5.4)', () =
     expect([next.status, next.queueOffset]).toEqual(['PUT_OK', 30]);
   });
 
+  it('retention deletes the classic files first, then DLedger data files, never the newest; queues follow the min', async () => {
+    const classic = createMessageStore({ storePathRootDir: root, ...CONFIG });
+    await classic.start();
+    for (let i = 0; i < 45; i++) await classic.putMessage(makeMessage('Ret', 0, `classic-${i}`));
+    await classic.shutdown();
+    const mem = new LaidOutMemoryStore(FILE_BYTES);
+    const { store, log } = await openDLedger(mem);
+    for (let i = 0; i < 90; i++) await store.putMessage(makeMessage('Ret', 0, `dledger-${i}`));
+    const classicCount = log.files.length - mem.dataFiles.length;
+    const dataBefore = mem.dataFiles.length;
+    expect(classicCount).toBeGreaterThan(1);
+    expect(dataBefore).toBeGreaterThan(2);
+    expect(classicCount + dataBefore - 1).toBeLessThanOrEqual(10); // deleteFileBatchMax
+    // every file expired; the disk is fine: what retention does when the hour comes
+    store.cleaner.env = { ...store.cleaner.env, fileMtimeMs: async () => 0 };
+    const deleted = await store.cleaner.deleteExpiredCommitLogFiles(3600_000, false);
+    expect(deleted).toBe(classicCount + dataBefore - 1);
+    expect(mem.dataFiles).toHaveLength(1);
+    expect(fs.readdirSync(path.join(root, 'commitlog'))).toEqual([]);
+    expect(log.files.map((f) => f.fromOffset)).toEqual(mem.dataFiles.map((f) => f.fromOffset));
+    expect(store.getMinPhyOffset()).toBe(mem.minOffset);
+    // the queue's min moved past everything deleted; what is left reads from there
+    const min = store.getMinOffsetInQueue('Ret', 0);
+    const first = decodeRecord((await store.getMessage('Ret', 0, min, 1, 1 << 20)).records[0]!);
+    expect(first.commitLogOffset).toBeGreaterThanOrEqual(mem.minOffset);
+    expect(first.body.toString()).toBe(`dledger-${min - 45}`);
+    expect(mem.get(mem.endIndex)).not.toBeNull();
+  });
+
   it('drops classic files that hold no data and starts the DLedger log at their start', async () => {
     fs.mkdirSync(path.join(root, 'commitlog'), { recursive: true });
     fs.writeFileSync(path.join(root, 'commitlog', '00000000000000000000'), Buffer.alloc(FILE_BYTES));
