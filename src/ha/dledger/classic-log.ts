@@ -2,9 +2,7 @@
 // setRecoverPosition): kept for reads below dividedCommitlogOffset, sealed once with a classic BLANK at its written
 // end so the DLedger files continue the physical offsets at the next file start.
 import type { Logger } from 'pino';
-import { fs } from '../../store/io.js';
-import { BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH } from '../../store/record.js';
-import type { CommitLogFile } from '../../store/commit-log/port.js';
+import { BLANK_MAGIC_CODE, type CommitLogFile, END_FILE_MIN_BLANK_LENGTH, storeFs as fs } from '../../store/index.js';
 
 /** Whether a file holds anything (its first 8 bytes are not zero): a preallocated next file does not. */
 function holdsData(file: CommitLogFile): boolean {

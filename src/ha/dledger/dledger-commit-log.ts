@@ -5,18 +5,12 @@
 // order, read back from the DLedger data (the reput); offsets are inner-record offsets (entry pos + 48), the log's
 // end is the committed position. Below dividedCommitlogOffset a migrated broker's classic commit log serves reads.
 import type { Logger } from 'pino';
-import type { StoreConfig } from '../../store/config.js';
-import { CommitLog } from '../../store/commit-log/commit-log.js';
-import type {
-  CommitLogDeps, CommitLogFactory, CommitLogFile, CommitLogPort, CommitLogStats, PreparedMessage, QueueOffsetCounter,
-  ReplicaAppendRefusal, WrittenRecord,
-} from '../../store/commit-log/port.js';
-import { tagsCodeOf } from '../../store/dispatcher.js';
-import { fs } from '../../store/io.js';
-import { parseDelayLevels } from '../../store/config.js';
-import { indexKeysOf } from '../../store/record-properties.js';
-import { type DecodedRecord, isQueuedTransactionType, RecordPos, topicBytesOf, writeInt64, writeRecord } from '../../store/record.js';
-import type { PutResult, PutStatus } from '../../store/types.js';
+import {
+  CommitLog, type CommitLogDeps, type CommitLogFactory, type CommitLogFile, type CommitLogPort, type CommitLogStats,
+  type DecodedRecord, indexKeysOf, isQueuedTransactionType, parseDelayLevels, type PreparedMessage, type PutResult,
+  type PutStatus, type QueueOffsetCounter, RecordPos, type ReplicaAppendRefusal, type StoreConfig, storeFs as fs, tagsCodeOf,
+  topicBytesOf, writeInt64, writeRecord, type WrittenRecord,
+} from '../../store/index.js';
 import { classicDataEnd, sealClassicLog } from './classic-log.js';
 import { entryStoreTimestamp, scanEntries } from './entry-scan.js';
 import { putStatusOfAck, REFUSED_BEFORE_APPEND } from './put-outcome.js';

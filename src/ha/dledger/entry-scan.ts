@@ -3,7 +3,7 @@
 // is the entry's pos + 48; a file ends with the DLedger blank (magic −1, then the bytes left), never the classic one.
 import { DLEDGER_ENTRY_HEADER_BYTES, type DLedgerStorePort } from './types.js';
 import { DLEDGER_BLANK_MAGIC, DLEDGER_ENTRY_MAGIC } from './store/entry-codec.js';
-import { type DecodedRecord, decodeRecord, readInt64, RECORD_OVERHEAD_V1_IPV4, storeTimestampPos, RecordPos } from '../../store/record.js';
+import { type DecodedRecord, decodeRecord, readInt64, RECORD_OVERHEAD_V1_IPV4, storeTimestampPos, RecordPos } from '../../store/index.js';
 /** One read of the reput covers at most this many bytes (more for a single larger entry). */
 const SCAN_CHUNK_BYTES = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 // What a DLedger append's outcome becomes as a put status (protocol/dledger.md §5.6; Java DLedgerCommitLog
 // asyncPutMessage's thenApply switch, 4.9.8 and 5.3.3). The broker's one table (put-status.ts) turns the status into
 // the response, which also differs by version: OS_PAGE_CACHE_BUSY is SYSTEM_ERROR in 4.9.8, SYSTEM_BUSY in 5.3.3.
-import type { PutStatus } from '../../store/types.js';
+import type { PutStatus } from '../../store/index.js';
 import { DLedgerCode } from './types.js';
 
 /** D/protocol/DLedgerResponseCode.LEADER_NOT_READY: defined, never produced by 0.3.1.2, still mapped by the broker. */
