@@ -71,7 +71,9 @@ export class DLedgerFileList {
     found.sort((a, b) => a.from - b.from);
     for (let i = 0; i < found.length; i++) {
       const filePath = path.join(this.dir, found[i]!.name);
-      const size = fs.statSync(filePath).size;
+      const st = fs.statSync(filePath);
+      if (!st.isFile()) throw new Error(`dledger ${this.kind}: ${filePath} is not a file`);
+      const size = st.size;
       if (size === 0 && i === found.length - 1) {
         this.log.warn({ filePath }, `dledger ${this.kind}: removing an empty last file (created, never sized)`);
         fs.rmSync(filePath);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../../src/common/logger.js';
 import { DLedgerFileStore } from '../../../../src/ha/dledger/store/file-store.js';
 import { DLedgerCode, type DLedgerEntry } from '../../../../src/ha/dledger/types.js';
+import { setStoreFs, type StoreFs } from '../../../../src/store/io.js';
 import { bodyFor, checkFiles, dataFilePath, indexFilePath, openStore, readFileRange, SMALL, tempDir } from './helpers.js';
 
 const dirs: string[] = [];
@@ -90,6 +91,47 @@ describe('appends', () => {
     }
   });
 
+  it('a failed write (ENOSPC) is taken back whole: no half entry, no blank, no new file; DISK_FULL', () => {
+    const d = dir();
+    const s = openStore(d);
+    s.appendAsLeader(Buffer.alloc(900, 1), 1); // 76 bytes left in the first file
+    const before = s.writePos;
+    let failNext = false;
+    const faulty = {
+      ...fs,
+      writeSync: ((...args: Parameters<typeof fs.writeSync>) => {
+        if (failNext) {
+          failNext = false;
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        }
+        return (fs.writeSync as (...a: unknown[]) => number)(...args);
+      }) as typeof fs.writeSync,
+    } as StoreFs;
+    const previous = setStoreFs(faulty);
+    try {
+      // Needs the blank: the blank is written, then the entry's first write fails.
+      const calls: number[] = [];
+      const real = faulty.writeSync;
+      faulty.writeSync = ((...args: Parameters<typeof fs.writeSync>) => {
+        calls.push(args[0] as number);
+        if (calls.length === 2) failNext = true;
+        return real(...args);
+      }) as typeof fs.writeSync;
+      expectCode(() => s.appendAsLeader(Buffer.alloc(100, 2), 1), DLedgerCode.DISK_FULL);
+    } finally {
+      setStoreFs(previous);
+    }
+    expect([s.endIndex, s.writePos]).toEqual([0, before]);
+    expect(readFileRange(dataFilePath(d, 0), before, 1024 - before).every((b) => b === 0)).toBe(true);
+    expect(fs.existsSync(dataFilePath(d, 1024))).toBe(false);
+    // The next entry that fits still goes into the first file, exactly where a leader would put it.
+    expect(s.appendAsLeader(Buffer.alloc(10, 3), 1).pos).toBe(before);
+    s.close();
+    const r = openStore(d);
+    expect([r.endIndex, r.writePos]).toEqual([1, before + 58]);
+    r.close();
+  });
+
   it('refuses entries an official member could not store, and terms going backwards', () => {
     const d = dir();
     const s = openStore(d, { dataFileBytes: 8 * 1024 * 1024, indexFileBytes: 1024 });
@@ -112,6 +154,19 @@ describe('appends', () => {
     const r = openStore(d); // no start offset needed any more: the file is there
     expect(r.appendAsLeader(bodyFor(0), 0).pos).toBe(3072);
     expect(r.get(0)!.index).toBe(0);
+    r.close();
+  });
+
+  it('puts the data files where storePathDLedgerCommitLog says (dataDir), the rest in the base directory', () => {
+    const d = dir();
+    const data = path.join(dir(), 'elsewhere');
+    const s = openStore(d, { dataDir: data });
+    for (let i = 0; i < 12; i++) s.appendAsLeader(bodyFor(i), 1);
+    s.close();
+    expect(fs.readdirSync(data).length).toBeGreaterThan(1);
+    expect(fs.readdirSync(d).sort()).toEqual(['checkpoint', 'index']);
+    const r = openStore(d, { dataDir: data });
+    expect(r.endIndex).toBe(11);
     r.close();
   });
 

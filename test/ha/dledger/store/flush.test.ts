@@ -2,7 +2,7 @@
 // shortly after an append without anyone asking, and the checkpoint is rewritten on its timer.
 import nodeFs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, it } from 'vitest';
 import { setStoreFs, type StoreFs } from '../../../../src/store/io.js';
 import { bodyFor, openStore, tempDir } from './helpers.js';
 
