@@ -7,13 +7,13 @@
 import type { Logger } from 'pino';
 import {
   CommitLog, type CommitLogDeps, type CommitLogFactory, type CommitLogFile, type CommitLogPort, type CommitLogStats,
-  type DecodedRecord, indexKeysOf, isQueuedTransactionType, parseDelayLevels, type PreparedMessage, type PutResult,
-  type PutStatus, type QueueOffsetCounter, RecordPos, type ReplicaAppendRefusal, type StoreConfig, storeFs as fs, tagsCodeOf,
-  topicBytesOf, writeInt64, writeRecord, type WrittenRecord,
+  type DecodedRecord, parseDelayLevels, type PreparedMessage, type PutResult, type PutStatus, type QueueOffsetCounter,
+  RecordPos, type ReplicaAppendRefusal, type StoreConfig, storeFs as fs, topicBytesOf, writeInt64, writeRecord,
 } from '../../store/index.js';
 import { classicDataEnd, sealClassicLog } from './classic-log.js';
 import { entryStoreTimestamp, scanEntries } from './entry-scan.js';
 import { putStatusOfAck, REFUSED_BEFORE_APPEND } from './put-outcome.js';
+import { DLedgerReput } from './reput.js';
 import { DLEDGER_ENTRY_HEADER_BYTES, type DLedgerNodePort, type DLedgerAppendResult } from './types.js';
 
 export interface DLedgerCommitLogOptions {
@@ -32,16 +32,6 @@ function writePhysicalOffset(entryBytes: Buffer, pos: number): void {
   writeInt64(entryBytes, DLEDGER_ENTRY_HEADER_BYTES + RecordPos.PHYSICAL_OFFSET, pos + DLEDGER_ENTRY_HEADER_BYTES);
 }
 
-/** A put answered once the reput has dispatched through `endPos` (read-your-write on the leader). */
-interface DispatchWaiter {
-  endPos: number;
-  resolve: (r: PutResult) => void;
-  result: PutResult;
-}
-
-/** How often the leader-ready wait looks again besides commit and dispatch events (Java polls every 100 ms). */
-const LEADER_READY_POLL_MS = 100;
-
 function refused(status: PutStatus, remark?: string): PutResult {
   return {
     status, commitLogOffset: -1, commitLogOffsets: [], queueOffset: -1, wroteBytes: 0, storeTimestamp: 0, messageCount: 0,
@@ -58,24 +48,14 @@ export class DLedgerCommitLog implements CommitLogPort {
 
   private readonly config: StoreConfig;
   private readonly logger: Logger;
-  private readonly onWritten: CommitLogDeps['onWritten'];
   private readonly semantics: '4.9.8' | '5.3.3';
-  private readonly delayLevelsMs: readonly number[];
   /** The classic log (files below dividedOffset); empty when the broker never ran without DLedger. */
   private readonly classic: CommitLog;
   private classicInUse = false;
   /** No DLedger data yet but a classic log: it is recovered and sealed in recover() (§5.4). */
   private migrating = false;
   private classicStartOffset = 0;
-  /** The next entry start the reput dispatches; everything below it (down to the store's min) is dispatched. */
-  private dispatchedPos = 0;
-  private recovered = false;
-  private pumpScheduled = false;
-  private dispatchStuck: string | null = null;
-  private lastDispatchedStoreTimestamp = 0;
-  private waiters: DispatchWaiter[] = [];
-  private readonly progressListeners = new Set<() => void>();
-  private readonly writtenListeners: Array<(writtenOffset: number) => void> = [];
+  private readonly reput: DLedgerReput;
   /** Set by the broker once it is master on this leader (queue offsets rebuilt): until then appends are refused. */
   private masterReady = false;
   private pendingAckBytes = 0;
@@ -88,14 +68,16 @@ export class DLedgerCommitLog implements CommitLogPort {
     this.node = opts.node;
     this.config = deps.config;
     this.logger = deps.logger;
-    this.onWritten = deps.onWritten;
     this.semantics = opts.semantics;
-    this.delayLevelsMs = parseDelayLevels(deps.config.messageDelayLevel);
     this.classic = new CommitLog({ ...deps, onWritten: () => undefined, onNoSpace: () => undefined });
-    this.node.onCommitted(() => this.schedulePump());
+    this.reput = new DLedgerReput({
+      store: () => this.node.store, fileSizeBytes: deps.config.mappedFileSizeCommitLog,
+      delayLevelsMs: parseDelayLevels(deps.config.messageDelayLevel), onWritten: deps.onWritten, logger: deps.logger,
+    });
+    this.node.onCommitted(() => this.reput.schedule());
     this.node.onRoleChange((role) => {
       if (role !== 'LEADER') this.masterReady = false;
-      this.notifyProgress();
+      this.reput.notifyProgress();
     });
   }
 
@@ -179,7 +161,7 @@ export class DLedgerCommitLog implements CommitLogPort {
       const scan = scanEntries(this.store, pos, committedPos, this.fileSizeBytes);
       for (const r of scan.records) {
         onRecord(r.record, r.offset);
-        this.lastDispatchedStoreTimestamp = r.record.storeTimestamp;
+        this.reput.lastStoreTimestamp = r.record.storeTimestamp;
       }
       if (!scan.ok) {
         this.logger.error({ reason: scan.reason, at: scan.next, committedPos }, 'DLedger commit log: re-dispatch stopped at unreadable data');
@@ -188,8 +170,7 @@ export class DLedgerCommitLog implements CommitLogPort {
       pos = scan.next;
       await pause();
     }
-    this.dispatchedPos = Math.max(committedPos, this.store.minOffset);
-    this.recovered = true;
+    this.reput.startAt(Math.max(committedPos, this.store.minOffset));
     this.logger.info({
       dividedCommitlogOffset: this.dividedOffset, minOffset: this.minOffset, committedPos, dataEnd: this.store.writePos,
       endIndex: this.store.endIndex, committedIndex: this.store.committedIndex,
@@ -202,7 +183,7 @@ export class DLedgerCommitLog implements CommitLogPort {
     if (this.started) return;
     this.started = true;
     await this.node.start();
-    this.schedulePump();
+    this.reput.schedule();
   }
 
   // ---------------------------------------------------------------- append
@@ -292,9 +273,7 @@ export class DLedgerCommitLog implements CommitLogPort {
   private answer(result: PutResult, code: number, endPos: number): PutResult | Promise<PutResult> {
     const status = putStatusOfAck(code, this.semantics);
     if (status !== 'PUT_OK') return { ...result, status };
-    if (this.dispatchedPos >= endPos || this.dispatchStuck) return result;
-    this.schedulePump();
-    return new Promise((resolve) => this.waiters.push({ endPos, resolve, result }));
+    return this.reput.whenDispatched(endPos, result);
   }
 
   /** Resolves when every put so far has its answer. */
@@ -316,101 +295,18 @@ export class DLedgerCommitLog implements CommitLogPort {
    * dispatched (or the log is empty), false as soon as the node is no longer leader.
    */
   waitLeaderCaughtUp(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const check = (): boolean => {
-        let verdict: boolean | undefined;
-        if (this.node.role !== 'LEADER' || this.closing || this.waitsCancelled) verdict = false;
-        else if (this.store.endIndex === -1) verdict = true;
-        else if (this.store.endIndex === this.store.committedIndex && this.dispatchedPos >= this.store.committedPos) verdict = true;
-        if (verdict === undefined) {
-          this.schedulePump();
-          return false;
-        }
-        this.progressListeners.delete(check);
-        clearInterval(timer);
-        resolve(verdict);
-        return true;
-      };
-      const timer = setInterval(check, LEADER_READY_POLL_MS);
-      timer.unref();
-      this.progressListeners.add(check);
-      check();
-    });
+    return this.reput.waitCaughtUp(() => this.node.role === 'LEADER' && !this.closing && !this.waitsCancelled);
   }
 
   /** Ends every leader-ready wait with false (the broker is shutting down). */
   cancelLeaderWaits(): void {
     this.waitsCancelled = true;
-    this.notifyProgress();
-  }
-
-  private notifyProgress(): void {
-    for (const l of [...this.progressListeners]) l();
-  }
-
-  // ---------------------------------------------------------------- reput
-
-  private schedulePump(): void {
-    if (this.pumpScheduled || !this.recovered || this.closing) return;
-    this.pumpScheduled = true;
-    setImmediate(() => {
-      this.pumpScheduled = false;
-      if (!this.closing) this.pump();
-    });
-  }
-
-  /** Dispatches committed entries from dispatchedPos, a chunk per turn of the event loop. */
-  private pump(): void {
-    const committedPos = this.store.committedPos;
-    if (this.dispatchedPos < this.store.minOffset) {
-      this.logger.warn({ dispatchedPos: this.dispatchedPos, minOffset: this.store.minOffset },
-        'DLedger commit log: entries not yet dispatched are no longer stored (the leader had deleted them); going on from the log\'s start');
-      this.dispatchedPos = this.store.minOffset;
-    }
-    if (this.dispatchedPos < committedPos && !this.dispatchStuck) {
-      const scan = scanEntries(this.store, this.dispatchedPos, committedPos, this.fileSizeBytes);
-      if (scan.records.length > 0) {
-        const entries: WrittenRecord[] = scan.records.map((r) => this.writtenRecordOf(r.record, r.offset));
-        this.lastDispatchedStoreTimestamp = entries[entries.length - 1]!.storeTimestamp;
-        try {
-          this.onWritten(entries);
-        } catch (err) {
-          this.logger.error({ err }, 'DLedger commit log: dispatch failed');
-        }
-      }
-      this.dispatchedPos = scan.next;
-      if (!scan.ok) {
-        this.dispatchStuck = scan.reason;
-        this.logger.error({ reason: scan.reason, dispatchedPos: this.dispatchedPos, committedPos },
-          'DLedger commit log: the reput cannot read a committed entry; dispatch stops here');
-      } else if (this.dispatchedPos < committedPos) {
-        this.schedulePump();
-      }
-      for (const l of this.writtenListeners) l(this.dispatchedPos);
-    }
-    if (this.waiters.length > 0) {
-      const ready = this.waiters.filter((w) => w.endPos <= this.dispatchedPos || this.dispatchStuck);
-      if (ready.length > 0) {
-        this.waiters = this.waiters.filter((w) => !ready.includes(w));
-        for (const w of ready) w.resolve(w.result);
-      }
-    }
-    this.notifyProgress();
-  }
-
-  private writtenRecordOf(rec: DecodedRecord, offset: number): WrittenRecord {
-    const ik = indexKeysOf({ propertiesString: rec.propertiesString });
-    return {
-      topic: rec.topic, queueId: rec.queueId, queueOffset: rec.queueOffset, commitLogOffset: offset, sizeBytes: rec.totalSize,
-      tagsCode: tagsCodeOf(rec.topic, rec.propertiesString, rec.storeTimestamp, this.delayLevelsMs),
-      storeTimestamp: rec.storeTimestamp, queued: isQueuedTransactionType(rec.sysFlag), sysFlag: rec.sysFlag,
-      keys: ik.keys, uniqKey: ik.uniqKey, propertiesString: rec.propertiesString,
-    };
+    this.reput.notifyProgress();
   }
 
   /** Bytes committed but not yet dispatched (Java dispatchBehindBytes). */
   get dispatchBehindBytes(): number {
-    return Math.max(0, this.store.committedPos - this.dispatchedPos);
+    return this.reput.behindBytes;
   }
 
   // ---------------------------------------------------------------- replication (classic HA is not used)
@@ -420,7 +316,7 @@ export class DLedgerCommitLog implements CommitLogPort {
   }
 
   onWrittenOffset(listener: (writtenOffset: number) => void): void {
-    this.writtenListeners.push(listener);
+    this.reput.onDispatched(listener);
   }
 
   async readForReplica(): Promise<Buffer | null> {
@@ -452,7 +348,7 @@ export class DLedgerCommitLog implements CommitLogPort {
   }
 
   get flushedStoreTimestamp(): number {
-    return this.lastDispatchedStoreTimestamp || this.classic.flushedStoreTimestamp;
+    return this.reput.lastStoreTimestamp || this.classic.flushedStoreTimestamp;
   }
 
   get unflushedBytes(): number {
@@ -513,11 +409,10 @@ export class DLedgerCommitLog implements CommitLogPort {
   /** Stops the node (which fails the waits in flight and closes the store), then closes the classic files. */
   async close(): Promise<void> {
     this.closing = true;
+    this.reput.stop();
     if (this.started) await this.node.stop();
     else this.store.close();
     await this.drain();
-    for (const w of this.waiters) w.resolve(w.result);
-    this.waiters = [];
     await this.classic.close();
   }
 }
