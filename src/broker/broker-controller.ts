@@ -10,6 +10,9 @@ import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/in
 import { HaClient } from '../ha/ha-client.js';
 import { HaService } from '../ha/ha-service.js';
 import { BrokerRoleSwitch, prepareRoleConfig } from './broker-role.js';
+import { type DLedgerNodeFactory, createDLedgerParts } from './dledger/dledger-mode.js';
+import { DLedgerRoleChangeHandler } from './dledger/role-change-handler.js';
+import type { DLedgerCommitLog } from '../ha/dledger/dledger-commit-log.js';
 import { gateByRole } from './role-gate.js';
 import { SlaveSynchronize } from './slave/slave-synchronize.js';
 import { adminHaProcessors } from './processors/admin-ha.js';
@@ -85,8 +88,13 @@ export interface Broker {
 /** How often the ACL file is checked for changes (Java AclFileWatchService compares digests on a timer too). */
 const ACL_FILE_WATCH_INTERVAL_MS = 1000;
 
+export interface BrokerOptions {
+  /** DLedger mode: how the group member is built (default: ours over its file store). */
+  dledgerNodeFactory?: DLedgerNodeFactory;
+}
+
 /** The composition root (Java BrokerController): builds managers, store and processors; owns timers. */
-export function createBroker(config: BrokerConfig, logger: Logger): Broker {
+export function createBroker(config: BrokerConfig, logger: Logger, options: BrokerOptions = {}): Broker {
   const log = logger.child({ component: 'broker' });
   prepareRoleConfig(config);
   const dispatcher = new RequestDispatcher(log);
@@ -102,24 +110,27 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
     return addrCache.addr;
   };
 
+  // DLedger mode (enableDLegerCommitLog): the commit log is the group's Raft log; no HA port (DefaultMessageStore).
+  const dledger = config.enableDLegerCommitLog ? createDLedgerParts(config, log, options.dledgerNodeFactory) : undefined;
   // The store takes its keys (STORE_SCHEMA) from the broker's config; runtime changes reach it via updateConfig.
-  const messageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }));
+  const messageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }), undefined, dledger?.commitLogFactory);
   const store: MessageStore = messageStore;
   // Replication: every broker listens on the HA port; a slave links to its master's (src/ha).
   const haLog = log.child({ component: 'ha' });
-  const haService = new HaService(messageStore.commitLog, config, haLog);
-  const haClient = new HaClient(messageStore.commitLog, config, haLog);
+  const haService = dledger ? undefined : new HaService(messageStore.commitLog, config, haLog);
+  const haClient = dledger ? undefined : new HaClient(messageStore.commitLog, config, haLog);
 
   let registration: NamesrvRegistration | undefined;
   const topicConfigManager = new TopicConfigManager(config, log, () => void registration?.registerAll());
   let slaveSync: SlaveSynchronize | undefined;
   let lastTimerCheckpoint: Buffer | undefined;
   registration = new NamesrvRegistration(config, client, topicConfigManager, brokerAddr, log, {
-    haServerAddr: () => `${config.brokerIP2 || config.brokerIP1}:${haService.port}`,
+    // DLedger mode registers the address it would have (Java getHAServerAddr) though nothing listens there.
+    haServerAddr: () => `${config.brokerIP2 || config.brokerIP1}:${haService ? haService.port : config.haListenPort || boundPort + 1}`,
     // Java BrokerController.handleRegisterBrokerResult: the master's HA address (unless haMasterAddress pins it)
     // and, always, the master address metadata is synced from (none while the nameserver knows no live master).
     onResult: (r) => {
-      haClient.updateMasterAddress(r.haServerAddr);
+      haClient?.updateMasterAddress(r.haServerAddr);
       if (slaveSync) slaveSync.masterAddr = r.masterAddr ?? null;
     },
   });
@@ -165,8 +176,16 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
   });
   const roleSwitch = new BrokerRoleSwitch({
     config, store: messageStore, ha: haService, haClient, slaveSync, schedule: scheduleMessageService, timer: timerMessageService,
-    transactionCheck: transactionCheckService, registerAll: () => registration.registerAll(), logger: log,
+    transactionCheck: transactionCheckService, registerAll: (o) => registration.registerAll(o), logger: log,
+    dledger: dledger !== undefined,
+    // pop is built below; role changes come only after start
+    popRevive: dledger ? { start: () => pop.revive.start(), shutdown: () => pop.revive.shutdown() } : undefined,
   });
+  const roleHandler = dledger
+    ? new DLedgerRoleChangeHandler({
+      config, commitLog: messageStore.commitLog as DLedgerCommitLog, store: messageStore, roleSwitch, logger: log.child({ component: 'dledger-role' }),
+    })
+    : undefined;
   const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0, topicPuts: new TopicPutStats() };
   setInterval(() => stats.topicPuts.sample(), TOPIC_PUT_SAMPLE_INTERVAL_MS).unref();
 
@@ -192,9 +211,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       // Java DefaultHAService.getRuntimeInfo: a slave shows its link to the master, a master its slaves' links.
       runtimeInfo: () => {
         const isSlave = config.brokerRole === 'SLAVE';
-        const links = haService.connectionInfo();
+        const links = haService ? haService.connectionInfo() : { haConnectionInfo: [], inSyncSlaveNums: 0, masterCommitLogMaxOffset: store.getMaxPhyOffset() };
         return {
-          haClientRuntimeInfo: isSlave ? haClient.info() : { activated: false, lastReadTimestamp: 0, lastWriteTimestamp: 0, masterFlushOffset: 0, maxOffset: 0, transferredByteInSecond: 0 },
+          haClientRuntimeInfo: isSlave && haClient ? haClient.info() : { activated: false, lastReadTimestamp: 0, lastWriteTimestamp: 0, masterFlushOffset: 0, maxOffset: 0, transferredByteInSecond: 0 },
           haConnectionInfo: isSlave ? [] : links.haConnectionInfo,
           inSyncSlaveNums: isSlave ? 0 : links.inSyncSlaveNums,
           master: !isSlave,
@@ -272,7 +291,7 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       return boundPort;
     },
     get haPort() {
-      return haService.port;
+      return haService?.port ?? 0;
     },
     get grpcPort() {
       return grpc?.port ?? -1;
@@ -307,11 +326,13 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       store.onDispatch(scheduleMessageService.onDispatch);
       store.onDispatch(timerMessageService.onDispatch);
       timerMessageService.load();
+      // in DLedger mode the node starts at the end of this (peer port, elections); its role events wait for roleHandler.open()
       await store.start();
       // haListenPort 0: listenPort + 1 (Java 5.3.3), or a free port when listenPort is 0 too.
-      await haService.listen(config.haListenPort || (config.listenPort > 0 ? config.listenPort + 1 : 0));
+      if (haService) await haService.listen(config.haListenPort || (config.listenPort > 0 ? config.listenPort + 1 : 0));
       transactionalMessageService.start();
-      await roleSwitch.applyRole(config.brokerRole, { register: false });
+      // DLedger mode: no role services and no registration at start; the first role change brings them.
+      if (!dledger) await roleSwitch.applyRole(config.brokerRole, { register: false });
       pop.start();
       topicConfigManager.persist();
       const tlsMode = config['tls.server.mode'];
@@ -329,7 +350,8 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       if (config.adminWebPort >= 0) webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
-      await registration.start();
+      roleHandler?.open();
+      await registration.start({ registerNow: !dledger });
       log.info({ addr: brokerAddr(), store: config.storePathRootDir }, 'broker started');
     },
     async shutdown() {
@@ -338,8 +360,9 @@ export function createBroker(config: BrokerConfig, logger: Logger): Broker {
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
       await pop.shutdown();
+      await roleHandler?.stop();
       await roleSwitch.stopAll();
-      await haService.close();
+      await haService?.close();
       consumerManager.shutdown();
       await grpc?.shutdown();
       await server.close();

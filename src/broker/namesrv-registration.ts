@@ -29,15 +29,21 @@ export interface RegistrationHooks {
   onResult?: (result: RegisterResult) => void;
 }
 
+/** DLedger mode: the first periodic registration comes this long after start (Java BrokerController's initial delay). */
+export const FIRST_PERIODIC_REGISTRATION_MS = 10_000;
+
 /**
  * Broker → nameserver registration (Java BrokerOuterAPI.registerBrokerAll): every nameserver, in parallel,
- * at start, every registerNameServerPeriod and after topic changes; UNREGISTER_BROKER on shutdown.
+ * at start, every registerNameServerPeriod and after topic changes; UNREGISTER_BROKER on shutdown. One registration
+ * runs at a time (Java's registerBrokerAll is synchronized), in the order they were asked for.
  */
 export class NamesrvRegistration {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   /** The registration that follows the one in flight (asked for meanwhile); shared by everyone who asked. */
   private followUp: Promise<void> | undefined;
+  /** Whether the follow-up is oneway: only when every request it stands for was. */
+  private followUpOneway = true;
   /** Set by unregisterAll: no registration starts after it. */
   private stopped = false;
 
@@ -50,38 +56,61 @@ export class NamesrvRegistration {
     private readonly hooks: RegistrationHooks = {},
   ) {}
 
-  start(): Promise<void> {
-    this.timer = setInterval(() => void this.registerAll(), this.config.registerNameServerPeriod);
+  /**
+   * Registers now and every registerNameServerPeriod. DLedger mode (`registerNow` false): nothing at start; the
+   * periodic registration begins 10 s later (Java BrokerController.start registers at once only without DLedger).
+   */
+  start(opts: { registerNow: boolean } = { registerNow: true }): Promise<void> {
+    const periodic = () => {
+      this.timer = setInterval(() => void this.registerAll(), this.config.registerNameServerPeriod);
+      this.timer.unref();
+    };
+    if (opts.registerNow) {
+      periodic();
+      return this.registerAll();
+    }
+    this.timer = setTimeout(() => {
+      periodic();
+      void this.registerAll();
+    }, Math.min(FIRST_PERIODIC_REGISTRATION_MS, this.config.registerNameServerPeriod));
     this.timer.unref();
-    return this.registerAll();
+    return Promise.resolve();
   }
 
   /**
    * Registers with every nameserver. The promise settles after a registration that started after this call (so it
    * carries every change made before it). Bursts coalesce: one registration runs at a time, and one more follows,
-   * shared by every call made while the first was in flight.
+   * shared by every call made while the first was in flight. `oneway` (a DLedger role change, Java
+   * registerBrokerAll(.., oneway=true, ..)): the requests are sent without waiting for answers, so nothing is
+   * learned from them (a new follower learns its master at the next periodic registration).
    */
-  registerAll(): Promise<void> {
+  registerAll(opts: { oneway?: boolean } = {}): Promise<void> {
+    const oneway = opts.oneway === true;
     if (this.inFlight) {
-      this.followUp ??= this.inFlight.then(() => {
-        this.followUp = undefined;
-        return this.registerNow();
-      });
+      if (!this.followUp) {
+        this.followUpOneway = oneway;
+        this.followUp = this.inFlight.then(() => {
+          this.followUp = undefined;
+          return this.registerNow(this.followUpOneway);
+        });
+      } else if (!oneway) {
+        this.followUpOneway = false;
+      }
       return this.followUp;
     }
-    return this.registerNow();
+    return this.registerNow(oneway);
   }
 
-  private registerNow(): Promise<void> {
+  private registerNow(oneway = false): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    const run = this.doRegister().finally(() => {
+    const run = this.doRegister(oneway).finally(() => {
       if (this.inFlight === run) this.inFlight = undefined;
     });
     this.inFlight = run;
     return run;
   }
 
-  private async doRegister(): Promise<void> {
+  private async doRegister(oneway: boolean): Promise<void> {
     const addrs = parseNamesrvAddrs(this.config.namesrvAddr);
     if (addrs.length === 0) return;
     const body = Buffer.from(
@@ -108,6 +137,10 @@ export class NamesrvRegistration {
           body,
         );
         try {
+          if (oneway) {
+            await this.client.oneway(addr, req);
+            return;
+          }
           const res = await this.client.request(addr, req, this.config.registerBrokerTimeoutMills);
           if (res.code !== ResponseCode.SUCCESS) {
             this.logger.warn({ addr, code: res.code, remark: res.remark }, 'register broker refused');
@@ -123,7 +156,10 @@ export class NamesrvRegistration {
   }
 
   async unregisterAll(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) {
+      clearInterval(this.timer);
+      clearTimeout(this.timer);
+    }
     this.timer = undefined;
     this.stopped = true;
     await this.inFlight?.catch(() => undefined);

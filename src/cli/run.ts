@@ -13,6 +13,7 @@ import {
   readPropertiesFile,
 } from '../common/config.js';
 import { createBroker } from '../broker/broker-controller.js';
+import { checkDLedgerKeys } from '../common/config-dledger.js';
 import { parseMessageDelayLevel } from '../broker/schedule/delay-levels.js';
 import { createNamesrv } from '../namesrv/index.js';
 
@@ -105,6 +106,8 @@ export function buildConfigs(mode: RunMode, opts: RunOptions, logger: Logger): {
     parseMessageDelayLevel(broker.messageDelayLevel); // a bad ladder is a config error (exit 2), found before anything starts
     broker.storePathRootDir = expandHome(broker.storePathRootDir);
     if (broker.storePathCommitLog) broker.storePathCommitLog = expandHome(broker.storePathCommitLog);
+    if (broker.storePathDLedgerCommitLog) broker.storePathDLedgerCommitLog = expandHome(broker.storePathDLedgerCommitLog);
+    checkDLedgerKeys(broker);
     if (mode === 'broker' && !broker.namesrvAddr) {
       broker.namesrvAddr = process.env.NAMESRV_ADDR ?? '';
       if (!broker.namesrvAddr) throw new ConfigError('namesrvAddr: no nameserver address (use -n ADDR, --namesrvAddr=ADDR or NAMESRV_ADDR)');

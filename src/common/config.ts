@@ -4,6 +4,7 @@ import path from 'node:path';
 import { TLS_SCHEMA } from '../remoting/tls.js';
 import { GRPC_SCHEMA } from '../grpc/config.js';
 import { STORE_SCHEMA } from '../store/index.js';
+import { DLEDGER_SCHEMA } from './config-dledger.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
 export { ConfigError, applySettings, defaults, pick, restartOnlyChanges } from './config-schema.js';
@@ -145,8 +146,10 @@ const BROKER_OWN_SCHEMA = {
   ...REMOTING_MEMORY_SCHEMA,
 } as const satisfies Schema;
 
-/** Every key broker.conf can set: the broker's own, the store's, TLS and the gRPC endpoint's. */
-export const BROKER_SCHEMA = { ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...TLS_SCHEMA, ...GRPC_SCHEMA } as const satisfies Schema;
+/** Every key broker.conf can set: the broker's own, the store's, DLedger mode's, TLS and the gRPC endpoint's. */
+export const BROKER_SCHEMA = {
+  ...BROKER_OWN_SCHEMA, ...STORE_SCHEMA, ...DLEDGER_SCHEMA, ...TLS_SCHEMA, ...GRPC_SCHEMA,
+} as const satisfies Schema;
 
 export const NAMESRV_SCHEMA = {
   listenPort: { type: 'int', default: 9876, min: 0, max: 65535 },

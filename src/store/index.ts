@@ -13,16 +13,20 @@ export {
 } from './config.js';
 export type { StoreConfig, StoreConfigInput, FlushDiskType } from './config.js';
 export { DefaultMessageStore, type StoreStats, type RecoveryStats } from './message-store.js';
-export type { CommitLogDeps, CommitLogFactory, CommitLogPort } from './commit-log/port.js';
+export type {
+  CommitLogDeps, CommitLogFactory, CommitLogFile, CommitLogPort, CommitLogStats, PreparedMessage, QueueOffsetCounter,
+  ReplicaAppendRefusal, WrittenRecord,
+} from './commit-log/port.js';
+export { CommitLog, localCommitLog } from './commit-log/commit-log.js';
 export { StoreCleaner, diskUsedRatio, DEFAULT_STORE_ENV, type StoreEnv, type StatFsLike, type CleanupRun } from './cleanup.js';
 export { MAX_PULL_TOTAL_BYTES } from './get-message.js';
 export { tagsCodeOf, tagsCodeOfTags, SCHEDULE_TOPIC } from './dispatcher.js';
-export { getProperty } from './record-properties.js';
+export { getProperty, indexKeysOf } from './record-properties.js';
 export { CQ_PLACEHOLDER_SIZE } from './consume-queue/consume-queue.js';
 export { TIMER_OUT_MS, TIMER_TOPIC, timerActionMs, timerTagsCode } from './timer-topic.js';
 export * from './record.js';
 export { crc32, bodyCrc32 } from './crc32.js';
-export { setStoreFs, type StoreFs } from './io.js';
+export { setStoreFs, fs as storeFs, type StoreFs } from './io.js';
 
 /**
  * Creates (but does not start) a store. Missing config keys take the Java defaults; call start() before use

@@ -214,6 +214,7 @@ export class DefaultMessageStore implements MessageStore {
     this.timers.push(setInterval(() => void this.flushConsumeQueuesTick(), config.flushIntervalConsumeQueue));
     for (const t of this.timers) t.unref();
     await this.cleaner.start();
+    await this.commitLog.start?.();
     this.state = 'running';
   }
 
@@ -521,6 +522,14 @@ export class DefaultMessageStore implements MessageStore {
     await this.commitLog.settleReplicatedTail();
     await this.cqStore.drainWrites();
     for (const cq of this.cqStore.all()) if (cq.nextQueueOffset < cq.maxOffset) cq.nextQueueOffset = cq.maxOffset;
+  }
+
+  /**
+   * Java recoverTopicQueueTable: every queue takes offsets from its dispatched end again. A DLedger leader does this
+   * before it becomes master: offsets an earlier leadership took for entries that never committed are given back.
+   */
+  recoverTopicQueueTable(): void {
+    for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
   }
 
   getMinPhyOffset(): number {

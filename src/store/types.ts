@@ -47,6 +47,8 @@ export type PutStatus =
   | 'MESSAGE_ILLEGAL'
   | 'PROPERTIES_SIZE_EXCEEDED'
   | 'OS_PAGE_CACHE_BUSY'
+  /** 5.3.3 DLedgerCommitLog: the quorum did not acknowledge in time (WAIT_QUORUM_ACK_TIMEOUT). */
+  | 'IN_SYNC_REPLICAS_NOT_ENOUGH'
   | 'UNKNOWN_ERROR';
 
 export interface PutResult {

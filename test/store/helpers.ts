@@ -83,14 +83,20 @@ function transpileTree(srcDir: string, outDir: string): void {
 }
 
 /**
- * A temp directory holding the store and common modules as plain JS plus `child.mjs` = `childSource` (which
- * imports them as './store/...'), for crash tests that SIGKILL a storing process. Returns the directory.
+ * A temp directory holding the store and common modules (and `extraTrees` of src/) as plain JS plus `child.mjs` =
+ * `childSource` (which imports them as './store/...'), for crash tests that SIGKILL a storing process. Returns the
+ * directory.
  */
-export function buildStoreChild(prefix: string, childSource: string, extraModules: readonly string[] = []): string {
+export function buildStoreChild(
+  prefix: string,
+  childSource: string,
+  extraModules: readonly string[] = [],
+  extraTrees: readonly string[] = [],
+): string {
   const repo = path.resolve(import.meta.dirname, '../..');
   const build = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  transpileTree(path.join(repo, 'src/store'), path.join(build, 'store'));
-  transpileTree(path.join(repo, 'src/common'), path.join(build, 'common'));
+  // More src/ directories the child needs (e.g. 'ha'), as ./<dir>/...
+  for (const dir of ['store', 'common', ...extraTrees]) transpileTree(path.join(repo, 'src', dir), path.join(build, dir));
   // Self-contained helper modules (repo-relative .ts paths), each as ./<basename>.js next to child.mjs.
   for (const rel of extraModules) {
     const out = ts.transpileModule(fs.readFileSync(path.join(repo, rel), 'utf8'), {

@@ -120,10 +120,11 @@ export class PopService {
     this.core.orderInfo.load();
   }
 
-  /** Starts revive (masters only) and the periodic saves; add `onDispatch` to the store's listeners. */
+  /** Starts revive (masters only; in DLedger mode the role switch does) and the periodic saves; add `onDispatch` to the store's listeners. */
   start(): void {
     this.core.orderInfo.startPersisting();
-    if (this.ctx.config.brokerRole !== 'SLAVE') this.revive.start();
+    // DLedger mode: revive is a master's service the role switch starts (5.3.3 changeSpecialServiceStatus)
+    if (this.ctx.config.brokerRole !== 'SLAVE' && !this.ctx.config.enableDLegerCommitLog) this.revive.start();
     this.cleanTimer = setInterval(() => {
       const topicExists = (t: string) => this.ctx.topicConfigManager.get(t) !== undefined;
       const groupExists = (g: string) => this.ctx.subscriptionGroupManager.get(g) !== undefined;

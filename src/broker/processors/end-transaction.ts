@@ -94,7 +94,7 @@ async function endTransaction(ctx: BrokerContext, req: RemotingCommand, rc: Requ
       const refused = ctx.timerMessageService?.applyTimer(msg);
       if (refused) return createResponse(refused.code, refused.remark);
       const result = await ctx.store.putMessage(ctx.scheduleMessageService.applyDelay(msg));
-      if (!STORED.has(result.status)) return putResultToResponse(result);
+      if (!STORED.has(result.status)) return putResultToResponse(result, ctx.config.haSemantics);
       ctx.stats.msgPutTotal += result.messageCount;
     }
     await tx.deletePrepareMessage(prepared);

@@ -13,7 +13,13 @@ const PUT_STATUS_TO_CODE: Record<PutStatus, number> = {
   MESSAGE_ILLEGAL: ResponseCode.MESSAGE_ILLEGAL,
   PROPERTIES_SIZE_EXCEEDED: ResponseCode.MESSAGE_ILLEGAL,
   OS_PAGE_CACHE_BUSY: ResponseCode.SYSTEM_BUSY,
+  IN_SYNC_REPLICAS_NOT_ENOUGH: ResponseCode.SYSTEM_ERROR,
   UNKNOWN_ERROR: ResponseCode.SYSTEM_ERROR,
+};
+
+/** Where the official 4.9.8 broker answers otherwise (4.9.8 SendMessageProcessor: OS_PAGECACHE_BUSY is SYSTEM_ERROR). */
+const PUT_STATUS_TO_CODE_498: Partial<Record<PutStatus, number>> = {
+  OS_PAGE_CACHE_BUSY: ResponseCode.SYSTEM_ERROR,
 };
 
 const PUT_STATUS_REMARK: Partial<Record<PutStatus, string>> = {
@@ -22,11 +28,17 @@ const PUT_STATUS_REMARK: Partial<Record<PutStatus, string>> = {
   MESSAGE_ILLEGAL: 'the message is illegal, maybe msg body or properties length not matched',
   PROPERTIES_SIZE_EXCEEDED: 'the message properties are larger than 32767 bytes',
   OS_PAGE_CACHE_BUSY: '[PC_SYNCHRONIZED]broker busy, start flow control for a while',
+  IN_SYNC_REPLICAS_NOT_ENOUGH: 'in-sync replicas not enough',
   UNKNOWN_ERROR: 'UNKNOWN_ERROR',
 };
 
-export function putResultToResponse(result: PutResult): RemotingCommand {
-  const code = PUT_STATUS_TO_CODE[result.status] ?? ResponseCode.SYSTEM_ERROR;
+/**
+ * The response a put outcome gets. `semantics` (haSemantics) picks the official broker whose table is followed where
+ * 4.9.8 and 5.3.3 differ; a 4.9.8 producer retries SYSTEM_ERROR but not SYSTEM_BUSY (protocol/dledger.md §8.22).
+ */
+export function putResultToResponse(result: PutResult, semantics: '4.9.8' | '5.3.3' = '5.3.3'): RemotingCommand {
+  const code = (semantics === '4.9.8' ? PUT_STATUS_TO_CODE_498[result.status] : undefined) ??
+    PUT_STATUS_TO_CODE[result.status] ?? ResponseCode.SYSTEM_ERROR;
   const remark = code === ResponseCode.SUCCESS ? undefined : (result.remark ?? PUT_STATUS_REMARK[result.status] ?? result.status);
   return createResponse(code, remark);
 }

@@ -70,7 +70,7 @@ async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestC
 /** SEND_OK (or stored-but-slow) answers carry the offset msgIds, queue and offset; others only the status. */
 function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): RemotingCommand {
   const { result } = stored;
-  const res = putResultToResponse(result);
+  const res = putResultToResponse(result, ctx.config.haSemantics);
   if (res.code === ResponseCode.SUCCESS || isStoredButSlow(res.code)) {
     ctx.stats.msgPutTotal += result.messageCount;
     ctx.stats.topicPuts.add(stored.storedTopic, result.messageCount);

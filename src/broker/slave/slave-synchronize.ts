@@ -23,6 +23,8 @@ import type { TopicConfigManager } from '../topic/topic-config-manager.js';
 const SYNC_TIMEOUT_MS = 3000;
 const V533 = { firstLookMs: 10_000, lookEveryMs: 3000, fullEveryMs: 60_000 };
 const V498 = { firstMs: 3000, everyMs: 10_000 };
+/** 5.3.3 DLedgerRoleChangeHandler.handleSlaveSynchronize: every 3 s the timer checkpoint, everything when 10 s passed. */
+const V533_DLEDGER = { firstLookMs: 3000, lookEveryMs: 3000, fullEveryMs: 10_000 };
 
 export interface SlaveSyncDeps {
   config: BrokerConfig;
@@ -56,13 +58,18 @@ export class SlaveSynchronize {
 
   constructor(private readonly d: SlaveSyncDeps) {}
 
-  start(): void {
+  /**
+   * `dledger`: the schedule a DLedger role change starts (4.9.8 uses its usual one; 5.3.3's handler looks every 3 s and
+   * syncs everything once 10 s passed since the last full round, counted across role changes).
+   */
+  start(mode: 'classic' | 'dledger' = 'classic'): void {
     if (this.timer) return;
-    this.lastFullMs = Date.now();
     const c = this.d.config;
+    if (mode === 'classic') this.lastFullMs = Date.now();
     if (c.slaveSyncAllIntervalMs > 0) this.schedule(c.slaveSyncAllIntervalMs, () => this.syncAll());
     else if (c.haSemantics === '4.9.8') this.schedule(V498.firstMs, () => this.syncAll(), V498.everyMs);
-    else this.schedule(V533.firstLookMs, () => this.look533(), V533.lookEveryMs);
+    else if (mode === 'dledger') this.schedule(V533_DLEDGER.firstLookMs, () => this.look533(V533_DLEDGER.fullEveryMs), V533_DLEDGER.lookEveryMs);
+    else this.schedule(V533.firstLookMs, () => this.look533(V533.fullEveryMs), V533.lookEveryMs);
   }
 
   private schedule(firstMs: number, fn: () => Promise<void>, everyMs = firstMs): void {
@@ -76,9 +83,9 @@ export class SlaveSynchronize {
   }
 
   /** 5.3.3 BrokerController: every 3 s the timer checkpoint, and everything once 60 s passed since the last round. */
-  private async look533(): Promise<void> {
+  private async look533(fullEveryMs: number): Promise<void> {
     if (this.d.config.timerWheelEnable) await this.syncTimerCheckPoint();
-    if (Date.now() - this.lastFullMs > V533.fullEveryMs) {
+    if (Date.now() - this.lastFullMs > fullEveryMs) {
       this.lastFullMs = Date.now();
       await this.syncAll();
     }

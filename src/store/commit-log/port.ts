@@ -78,6 +78,11 @@ export interface CommitLogPort {
     scanStart: number, windowStart: number,
     onRecord: (record: DecodedRecord, offset: number) => void, pause: () => Promise<void>,
   ): Promise<number>;
+  /**
+   * Called once recovery is done and the store's queues are set (the last step of the store's start): a log with a
+   * life of its own (the DLedger node: peer port, elections) starts here.
+   */
+  start?(): Promise<void>;
 
   // ---- append
   /** Whether `bytes` more can be appended now without exceeding the pending-write bound. */
