@@ -57,12 +57,21 @@ function cycles(files: string[]): string[][] {
   return found;
 }
 
+/**
+ * The DLedger data files (src/ha/dledger/store) are a store of their own: they may use the store's stateless leaf
+ * modules — the record codec and the file I/O wrapper — without the facade (whose imports, pino among them, a
+ * crash-test child transpiled outside the repo cannot resolve). Nothing else.
+ */
+const LEAF_USERS = path.join(SRC, 'ha', 'dledger', 'store');
+const LEAVES = new Set([path.join(STORE, 'record.ts'), path.join(STORE, 'io.ts')]);
+
 describe('store boundaries', () => {
   it('is entered only through src/store/index.ts', () => {
     const door = path.join(STORE, 'index.ts');
     const outside = tsFiles(SRC).filter((f) => !f.startsWith(STORE + path.sep));
+    const allowed = (f: string, d: string): boolean => d === door || (f.startsWith(LEAF_USERS + path.sep) && LEAVES.has(d));
     const leaks = outside.flatMap((f) =>
-      importsOf(f).filter((d) => d.startsWith(STORE + path.sep) && d !== door).map((d) => `${path.relative(SRC, f)} -> ${path.relative(SRC, d)}`));
+      importsOf(f).filter((d) => d.startsWith(STORE + path.sep) && !allowed(f, d)).map((d) => `${path.relative(SRC, f)} -> ${path.relative(SRC, d)}`));
     expect(leaks).toEqual([]);
   });
 
