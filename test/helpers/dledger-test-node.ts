@@ -9,32 +9,10 @@ import {
   DLEDGER_ENTRY_HEADER_BYTES, DLedgerCode, type DLedgerAppendResult, type DLedgerEntry, type DLedgerNodePort,
   type DLedgerRole, DLedgerStoreError, type DLedgerStorePort,
 } from '../../src/ha/dledger/types.js';
+import { decodeEntry, encodeEntry } from '../../src/ha/dledger/store/entry-codec.js';
 
 const BLANK_MAGIC = -1;
 const MIN_BLANK_BYTES = 8;
-
-export function encodeEntry(e: DLedgerEntry): Buffer {
-  const b = Buffer.alloc(DLEDGER_ENTRY_HEADER_BYTES + e.body.length);
-  b.writeInt32BE(e.magic, 0);
-  b.writeInt32BE(b.length, 4);
-  b.writeBigInt64BE(BigInt(e.index), 8);
-  b.writeBigInt64BE(BigInt(e.term), 16);
-  b.writeBigInt64BE(BigInt(e.pos), 24);
-  b.writeInt32BE(e.channel, 32);
-  b.writeInt32BE(e.chainCrc, 36);
-  b.writeInt32BE(e.bodyCrc, 40);
-  b.writeInt32BE(e.body.length, 44);
-  e.body.copy(b, DLEDGER_ENTRY_HEADER_BYTES);
-  return b;
-}
-
-function decodeEntry(b: Buffer): DLedgerEntry {
-  return {
-    magic: b.readInt32BE(0), size: b.readInt32BE(4), index: Number(b.readBigInt64BE(8)), term: Number(b.readBigInt64BE(16)),
-    pos: Number(b.readBigInt64BE(24)), channel: b.readInt32BE(32), chainCrc: b.readInt32BE(36), bodyCrc: b.readInt32BE(40),
-    body: Buffer.from(b.subarray(DLEDGER_ENTRY_HEADER_BYTES)),
-  };
-}
 
 /**
  * The entries in memory, laid out in "files" of `fileSizeBytes` exactly as the official store lays them out. The

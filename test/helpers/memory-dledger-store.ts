@@ -7,21 +7,10 @@ import { DLedgerCode, DLEDGER_ENTRY_HEADER_BYTES, type DLedgerEntry, type DLedge
 /** MmapFileList.MIN_BLANK_LEN. */
 const MIN_BLANK_BYTES = 8;
 
-/** DLedgerEntryCoder.encode: the 48-byte header then the body. */
-export function encodeEntry(e: DLedgerEntry): Buffer {
-  const b = Buffer.alloc(DLEDGER_ENTRY_HEADER_BYTES + e.body.length);
-  b.writeInt32BE(e.magic, 0);
-  b.writeInt32BE(DLEDGER_ENTRY_HEADER_BYTES + e.body.length, 4);
-  b.writeBigInt64BE(BigInt(e.index), 8);
-  b.writeBigInt64BE(BigInt(e.term), 16);
-  b.writeBigInt64BE(BigInt(e.pos), 24);
-  b.writeInt32BE(e.channel, 32);
-  b.writeInt32BE(e.chainCrc, 36);
-  b.writeInt32BE(e.bodyCrc, 40);
-  b.writeInt32BE(e.body.length, 44);
-  e.body.copy(b, DLEDGER_ENTRY_HEADER_BYTES);
-  return b;
-}
+import { encodeEntry } from '../../src/ha/dledger/store/entry-codec.js';
+
+/** The store's entry encoder (DLedgerEntryCoder.encode: the 48-byte header then the body), for tests comparing bytes. */
+export { encodeEntry };
 
 function sameEntry(a: DLedgerEntry, b: DLedgerEntry): boolean {
   return a.size === b.size && a.magic === b.magic && a.index === b.index && a.term === b.term && a.channel === b.channel &&
