@@ -30,27 +30,8 @@ export interface DLedgerEntry {
 /** DLedger header bytes before the body (BODY_OFFSET). A message's physical offset is entry.pos + this. */
 export const DLEDGER_ENTRY_HEADER_BYTES = 48;
 
-/** D/protocol/DLedgerResponseCode values the layers hand each other (the full table lives with the codec). */
-export const DLedgerCode = {
-  SUCCESS: 200,
-  TIMEOUT: 300,
-  NETWORK_ERROR: 302,
-  NOT_LEADER: 404,
-  NOT_FOLLOWER: 405,
-  INCONSISTENT_STATE: 406,
-  INCONSISTENT_TERM: 407,
-  INCONSISTENT_INDEX: 408,
-  INCONSISTENT_LEADER: 409,
-  INDEX_OUT_OF_RANGE: 410,
-  DISK_ERROR: 414,
-  DISK_FULL: 415,
-  INDEX_LESS_THAN_LOCAL_BEGIN: 419,
-  INTERNAL_ERROR: 500,
-  TERM_CHANGED: 501,
-  WAIT_QUORUM_ACK_TIMEOUT: 502,
-  LEADER_PENDING_FULL: 503,
-  LEADER_TRANSFERRING: 506,
-} as const;
+/** D/protocol/DLedgerResponseCode, the codes the layers hand each other (the one table is codes.ts). */
+export { DLedgerResponseCode as DLedgerCode } from './codes.js';
 
 /** A store refusal: the DLedger code the caller answers with, and why (for logs and remarks). */
 export class DLedgerStoreError extends Error {
