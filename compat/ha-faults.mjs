@@ -19,7 +19,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { children, killTree, stopAllServers } from './lib/servers.mjs';
+import { children, killTree } from './lib/servers.mjs';
+import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 import { rng } from './lib/ha-tools.mjs';
 import { consumerFailover, producerFailover, slowOrDeadSlave, storeLoss } from './lib/ha-scenarios.mjs';
 
@@ -32,16 +33,7 @@ const SCENARIOS = {
 };
 
 function parseArgs(argv) {
-  const o = { servers: 'ours,5.3.3', scenarios: 'all', seed: '', quick: false, json: '', haSemantics: '5.3.3', logDir: '', keep: false };
-  for (const a of argv) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
-    const key = m?.[1].replace(/-([a-z])/g, (_, c) => c.toUpperCase());
-    if (!m || !(key in o)) {
-      console.error(`ha-faults: unexpected argument ${a}`);
-      process.exit(2);
-    }
-    o[key] = typeof o[key] === 'boolean' ? m[2] !== 'false' : (m[2] ?? '');
-  }
+  const o = parseFlags('ha-faults', argv, { servers: 'ours,5.3.3', scenarios: 'all', seed: '', quick: false, json: '', haSemantics: '5.3.3', logDir: '', keep: false });
   const scenarios = o.scenarios === 'all' ? Object.keys(SCENARIOS) : o.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
   for (const s of scenarios) {
     if (!SCENARIOS[s]) {
@@ -50,30 +42,17 @@ function parseArgs(argv) {
     }
   }
   const servers = o.servers.split(',').map((s) => s.trim()).filter(Boolean);
-  const seed = o.seed === '' ? Math.floor(Math.random() * 2 ** 31) : Number(o.seed);
-  return { ...o, scenarios, servers, seed };
+  return { ...o, scenarios, servers, seed: seedOf(o.seed) };
 }
 
-const say = (m) => console.log(`[ha-faults ${new Date().toISOString().slice(11, 19)}] ${m}`);
+const say = sayer('ha-faults');
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-ha-faults-'));
   const logDir = o.logDir || path.join(tmp, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const stop = () => {
-    for (const ch of children) killTree(ch, 'SIGKILL');
-    stopAllServers().finally(() => process.exit(130));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  // Official brokers outlive a crashed script: stop every server before dying.
-  const crash = (e) => {
-    console.error(`ha-faults: ${e?.stack ?? e}`);
-    stopAllServers().finally(() => process.exit(1));
-  };
-  process.on('uncaughtException', crash);
-  process.on('unhandledRejection', crash);
+  guardProcess('ha-faults');
   say(`seed ${o.seed} (replay with --seed=${o.seed}); servers ${o.servers.join(', ')}; scenarios ${o.scenarios.join(', ')}${o.quick ? ' (quick)' : ''}`);
   const results = [];
   for (const scenario of o.scenarios) {

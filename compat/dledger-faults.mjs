@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// A seeded fault schedule for a DLedger group of our brokers (issue #14): a nameserver and three
+// `node dist/main.js broker` members of one group (temp stores, 127.0.0.1, free ports; every peer link through a
+// pausable TCP proxy), a stock ali-ons producer sending unique bodies one at a time and recording every SEND_OK
+// (queue id, queue offset, msgId), and --faults faults drawn from the seed, one after another, each followed by a
+// wait until the group has a master, all three members are registered and sends succeed again:
+//   kill       kill -9 of a member, then (after a drawn delay) a restart on its store
+//   stall      SIGSTOP of a member for a drawn time, then SIGCONT (to the others it is partitioned; TCP stays open)
+//   partition  every peer link to and from a member paused for a drawn time, then resumed (clients still reach it)
+// Whether the leader or a follower is hit is drawn; which member that is depends on the run (the seed replays the
+// schedule, not the elections). After the schedule: a master, every member at the leader's committed position,
+// then the checker (compat/lib/dledger-check.mjs): every acknowledged message readable from the master at its queue
+// and offset with its body (and at the position its msgId names), no offset acknowledged twice, acknowledgements in
+// queue-offset order, and the three members' dledger-nX/data files byte-identical up to the committed position.
+//
+//   node compat/dledger-faults.mjs [--seed=N] [--faults=20] [--kinds=kill,stall,partition] [--json=FILE]
+//        [--log-dir=DIR] [--keep]
+//   npm run dledger:faults -- --seed=7                 (builds first)
+// Quick seeded run (about 1-2 min, meant to join `npm test` later): node compat/dledger-faults.mjs --seed=1 --faults=4
+//
+// Run `npm run build` first. Prints a row per fault and a summary; exit 0 when the checker passed, 1 otherwise
+// (with the seed to replay), 2 on bad arguments.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DLedgerGroup, IDS } from './lib/dledger-group.mjs';
+import { checkGroup } from './lib/dledger-check.mjs';
+import { Message, producer, rng, sleep, waitFor } from './lib/ha-tools.mjs';
+import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
+
+const TOPIC = 'DLedgerFaultTopic';
+const QUEUES = 4;
+const KINDS = ['kill', 'stall', 'partition'];
+/** Bounds for a group that does not recover (a deadline only bounds a broken server). */
+const RECOVER_TIMEOUT_MS = 120_000;
+const say = sayer('dledger-faults');
+
+function parseArgs(argv) {
+  const o = parseFlags('dledger-faults', argv, { seed: '', faults: '20', kinds: KINDS.join(','), json: '', logDir: '', keep: false });
+  const kinds = o.kinds.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = kinds.filter((k) => !KINDS.includes(k));
+  const faults = Number(o.faults);
+  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0) {
+    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count (got ${o.kinds}, ${o.faults})`);
+    process.exit(2);
+  }
+  return { ...o, kinds, faults, seed: seedOf(o.seed) };
+}
+
+/** The schedule drawn from the seed: kind, leader or follower, which follower, how long, the pause before it. */
+function schedule(seed, count, kinds) {
+  const random = rng(seed);
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const kind = kinds[Math.floor(random() * kinds.length)];
+    const leader = random() < 0.5;
+    const follower = random() < 0.5 ? 0 : 1;
+    const downMs = Math.round(kind === 'kill' ? 200 + random() * 3000 : 1000 + random() * 9000);
+    const gapMs = Math.round(300 + random() * 2000);
+    out.push({ kind, leader, follower, downMs, gapMs });
+  }
+  return out;
+}
+
+/** One ali-ons producer sending unique bodies one at a time; every SEND_OK and every failure is recorded. */
+function startSender(nsAddr) {
+  const p = producer(nsAddr, 'PG_dledger_faults', { pollNameServerInteval: 1000 });
+  // a second listener: sdk-base prints every error to stderr while fewer than two are registered (killed members'
+  // connections are refused all through a run)
+  p.on('error', () => undefined);
+  const s = { acked: [], failedAt: [], sending: true, tried: 0 };
+  s.done = (async () => {
+    await p.ready();
+    while (s.sending) {
+      const body = `dlf-${process.pid}-${s.tried++}`;
+      try {
+        const r = await p.send(new Message(TOPIC, 'TagF', body));
+        if (r.sendStatus === 'SEND_OK') {
+          s.acked.push({ body, queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset, msgId: r.msgId, at: Date.now() });
+        } else {
+          s.failedAt.push(Date.now());
+        }
+      } catch {
+        s.failedAt.push(Date.now());
+        await sleep(50); // no route at all answers at once: do not spin
+      }
+    }
+    await p.close();
+  })();
+  s.okSince = (t) => {
+    let n = 0;
+    for (let i = s.acked.length - 1; i >= 0 && s.acked[i].at > t; i--) n++;
+    return n;
+  };
+  return s;
+}
+
+/** A master in the route, every member registered, and 5 SEND_OKs after `since`. */
+async function recovered(group, sender, since) {
+  await waitFor(async () => {
+    const route = await group.route();
+    const addrs = Object.values(route);
+    return route['0'] !== undefined && IDS.every((id) => addrs.includes(group.addr(id))) && sender.okSince(since) >= 5;
+  }, RECOVER_TIMEOUT_MS, 'a master, three registered members and sends succeeding again', 200);
+}
+
+async function runFault(group, sender, f, index) {
+  await sleep(f.gapMs);
+  const master = await group.masterAddr();
+  const leaderId = group.idOf(master);
+  const followers = IDS.filter((id) => id !== leaderId);
+  const target = f.leader && leaderId ? leaderId : followers[f.follower];
+  const wasLeader = target === leaderId;
+  const t0 = Date.now();
+  const failed0 = sender.failedAt.length;
+  const row = { index, fault: `${f.kind} ${target} (${wasLeader ? 'leader' : 'follower'})`, downMs: f.downMs, newMasterMs: null, firstOkMs: null };
+  let watching = true;
+  const watch = (async () => {
+    while (watching && row.newMasterMs === null) {
+      const m = await group.masterAddr().catch(() => null);
+      if (m && m !== master) row.newMasterMs = Date.now() - t0;
+      else await sleep(100);
+    }
+  })();
+  if (f.kind === 'kill') {
+    await group.kill(target);
+    await sleep(f.downMs);
+    await group.restart(target);
+  } else if (f.kind === 'stall') {
+    group.stall(target);
+    await sleep(f.downMs);
+    group.resume(target);
+  } else {
+    group.partition(target);
+    await sleep(f.downMs);
+    group.heal(target);
+  }
+  const endAt = Date.now();
+  let error = null;
+  try {
+    await recovered(group, sender, endAt);
+  } catch (e) {
+    error = e.message;
+  }
+  watching = false;
+  await watch;
+  const firstOk = sender.acked.find((a) => a.at > t0);
+  row.firstOkMs = firstOk ? firstOk.at - t0 : null;
+  row.failedSends = sender.failedAt.length - failed0;
+  row.recoveredMs = Date.now() - t0;
+  row.error = error;
+  return row;
+}
+
+const cell = (v, w) => String(v ?? '-').padEnd(w);
+
+function printTable(rows) {
+  say(`  ${cell('#', 3)} ${cell('fault', 24)} ${cell('down ms', 8)} ${cell('new master ms', 14)} ${cell('first ok ms', 12)} ${cell('failed sends', 13)} recovered ms`);
+  for (const r of rows) {
+    say(`  ${cell(r.index, 3)} ${cell(r.fault, 24)} ${cell(r.downMs, 8)} ${cell(r.newMasterMs, 14)} ${cell(r.firstOkMs, 12)} ${cell(r.failedSends, 13)} ${r.recoveredMs}${r.error ? `  NOT RECOVERED: ${r.error}` : ''}`);
+  }
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-dledger-faults-'));
+  const logDir = o.logDir || path.join(tmp, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const group = new DLedgerGroup(tmp, logDir);
+  guardProcess('dledger-faults', () => group.resumeAll());
+  const plan = schedule(o.seed, o.faults, o.kinds);
+  say(`seed ${o.seed} (replay with --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')}); logs in ${logDir}`);
+  const t0 = Date.now();
+  await group.start();
+  await waitFor(async () => {
+    const addrs = Object.values(await group.route());
+    return (await group.masterAddr()) !== null && IDS.every((id) => addrs.includes(group.addr(id)));
+  }, RECOVER_TIMEOUT_MS, 'a master and two slaves in the nameserver');
+  // the topic on every member, so whichever is elected serves it
+  for (const id of IDS) {
+    const res = await group.remote.createTopic(group.addr(id), TOPIC, QUEUES);
+    if (res.code !== 0) throw new Error(`creating ${TOPIC} on ${id}: ${res.code} ${res.remark ?? ''}`);
+  }
+  await waitFor(async () => (await group.remote.route(group.nsAddr, TOPIC)) !== null, RECOVER_TIMEOUT_MS, `a route for ${TOPIC}`);
+  say(`group up in ${Date.now() - t0} ms, master ${group.idOf(await group.masterAddr())}; ${plan.length} faults`);
+  const sender = startSender(group.nsAddr);
+  await waitFor(() => sender.acked.length >= 50, RECOVER_TIMEOUT_MS, 'the first 50 SEND_OKs');
+
+  const rows = [];
+  for (const [i, f] of plan.entries()) {
+    const row = await runFault(group, sender, f, i + 1);
+    rows.push(row);
+    say(`fault ${row.index}/${plan.length}: ${row.fault} ${row.downMs} ms; new master ${row.newMasterMs ?? '-'} ms, first SEND_OK ${row.firstOkMs ?? '-'} ms, ` +
+      `${row.failedSends} failed sends, recovered after ${row.recoveredMs} ms${row.error ? ` NOT RECOVERED: ${row.error}` : ''}`);
+  }
+  sender.sending = false;
+  await sender.done;
+
+  // quiet: a master and every member at its committed position (twice in a row, a second apart)
+  let master = null;
+  let committedPos = -1;
+  let settleError = null;
+  try {
+    let last = '';
+    await waitFor(async () => {
+      master = await group.masterAddr();
+      if (!master) return false;
+      const pos = await Promise.all(IDS.map((id) => group.committedPos(id)));
+      const key = pos.join(',');
+      const same = pos.every((p) => p === pos[0]) && key === last;
+      last = key;
+      committedPos = pos[0];
+      return same && (await group.masterAddr()) === master;
+    }, RECOVER_TIMEOUT_MS, 'every member at the same committed position', 1000);
+  } catch (e) {
+    settleError = e.message;
+  }
+  const failures = rows.filter((r) => r.error).map((r) => `fault ${r.index} (${r.fault}) did not recover: ${r.error}`);
+  let figures = {};
+  if (settleError) failures.push(`after the schedule: ${settleError}`);
+  else {
+    const result = await checkGroup(group, master, TOPIC, QUEUES, sender.acked, committedPos);
+    failures.push(...result.failures);
+    figures = result.figures;
+  }
+  await group.stop();
+
+  say(`faults (seed ${o.seed}):`);
+  printTable(rows);
+  const failedSends = rows.reduce((n, r) => n + r.failedSends, 0);
+  const changes = rows.filter((r) => r.newMasterMs !== null).length;
+  const kills = rows.filter((r) => r.fault.startsWith('kill') && r.fault.endsWith('(leader)') && r.newMasterMs !== null).map((r) => r.newMasterMs).sort((a, b) => a - b);
+  say(`${failures.length ? 'FAIL' : 'PASS'} seed ${o.seed}: ${rows.length} faults, ${sender.acked.length} acknowledged of ${sender.tried} sent ` +
+    `(${failedSends} failed sends), ${changes} master changes; leader kills: new master after ${kills.length ? `${kills[0]}-${kills.at(-1)} ms ` +
+    `(median ${kills[(kills.length - 1) >> 1]} ms)` : '-'}; ${JSON.stringify(figures)}, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const f of failures) say(`  FAIL ${f}`);
+  if (failures.length) say(`replay: node compat/dledger-faults.mjs --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')}`);
+  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, faults: o.faults, kinds: o.kinds, rows, figures, failures }, null, 2)}\n`);
+  if (!o.keep) fs.rmSync(tmp, { recursive: true, force: true });
+  else say(`kept ${tmp}`);
+  process.exit(failures.length ? 1 : 0);
+}
+
+main().catch(async (e) => {
+  console.error(`dledger-faults: ${e.stack ?? e}`);
+  process.exitCode = 1;
+  throw e; // the guard stops every server and exits 1
+});

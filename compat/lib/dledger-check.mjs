@@ -1,0 +1,66 @@
+// The checker of compat/dledger-faults.mjs, run once the group is quiet and every member has committed the same
+// position: every acknowledged message where its SEND_OK put it, no queue offset holding two different acknowledged
+// messages, each queue's acknowledgements in queue-offset order, and the members' DLedger data files byte-identical
+// up to the leader's committed position (a crash may leave an uncommitted tail beyond it on some member).
+import { IDS, DATA_FILE_BYTES } from './dledger-group.mjs';
+import { decodeRecord, firstDifference, phyOffsetOf } from './ha-tools.mjs';
+
+/**
+ * @param group   a DLedgerGroup, quiet, every member caught up
+ * @param master  the master's address (brokerId 0 in the route)
+ * @param acked   [{ body, queueId, queueOffset, msgId }] in the order the SEND_OKs arrived (one send at a time)
+ * @returns { failures: string[], figures }
+ */
+export async function checkGroup(group, master, topic, queues, acked, committedPos) {
+  const failures = [];
+  const fail = (m) => {
+    if (failures.length < 50) failures.push(m);
+  };
+  // what the master serves, queue by queue
+  const stored = new Map(); // `${q}@${offset}` → { body, commitLogOffset }
+  let storedCount = 0;
+  for (let q = 0; q < queues; q++) {
+    const { records } = await group.remote.readQueue(master, topic, q, 'CID_dledger_checker');
+    records.forEach((raw, i) => {
+      const r = decodeRecord(raw);
+      if (r.queueOffset !== i) fail(`queue ${q}: record ${i} has queue offset ${r.queueOffset} (offsets must run 0..n-1, none twice)`);
+      stored.set(`${q}@${r.queueOffset}`, { body: r.body.toString('utf8'), commitLogOffset: r.commitLogOffset });
+    });
+    storedCount += records.length;
+  }
+  // every acknowledged message at its queue and offset, with its body; the offset msgId names the record's position
+  const byKey = new Map();
+  for (const a of acked) {
+    const key = `${a.queueId}@${a.queueOffset}`;
+    const other = byKey.get(key);
+    if (other !== undefined && other !== a.body) fail(`${key} acknowledged for two messages: ${other} and ${a.body}`);
+    byKey.set(key, a.body);
+    const s = stored.get(key);
+    if (!s) fail(`${a.body} acknowledged at ${key} (msgId ${a.msgId}): nothing there on the master`);
+    else if (s.body !== a.body) fail(`${a.body} acknowledged at ${key}: the master holds ${s.body} there`);
+    else if (a.msgId && phyOffsetOf(a.msgId) !== s.commitLogOffset) {
+      fail(`${a.body} at ${key}: msgId ${a.msgId} names ${phyOffsetOf(a.msgId)}, the record is at ${s.commitLogOffset}`);
+    }
+  }
+  // sends went one at a time: within a queue, later SEND_OKs carry larger offsets
+  const lastOffset = new Map();
+  for (const a of acked) {
+    const prev = lastOffset.get(a.queueId);
+    if (prev !== undefined && a.queueOffset <= prev) fail(`queue ${a.queueId}: ${a.body} acknowledged at ${a.queueOffset} after ${prev}`);
+    lastOffset.set(a.queueId, a.queueOffset);
+  }
+  // the members' DLedger data files, byte for byte, from 0 to the committed position
+  const leaderId = group.idOf(master);
+  const compared = [];
+  for (const id of IDS) {
+    if (id === leaderId) continue;
+    try {
+      const at = firstDifference(group.dataDir(leaderId), group.dataDir(id), DATA_FILE_BYTES, 0, committedPos);
+      if (at >= 0) fail(`DLedger data of ${id} differs from the leader ${leaderId}'s at byte ${at} (committed position ${committedPos})`);
+      compared.push(`${leaderId}=${id}${at >= 0 ? ` differs at ${at}` : ''}`);
+    } catch (e) {
+      fail(`DLedger data of ${id} vs ${leaderId}: ${e.message}`);
+    }
+  }
+  return { failures, figures: { acked: acked.length, stored: storedCount, committedPos, compared: compared.join(', ') } };
+}
