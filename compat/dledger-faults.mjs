@@ -73,10 +73,11 @@ function startSender(nsAddr) {
     await p.ready();
     while (s.sending) {
       const body = `dlf-${process.pid}-${s.tried++}`;
+      const sentAt = Date.now();
       try {
         const r = await p.send(new Message(TOPIC, 'TagF', body));
         if (r.sendStatus === 'SEND_OK') {
-          s.acked.push({ body, queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset, msgId: r.msgId, at: Date.now() });
+          s.acked.push({ body, queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset, msgId: r.msgId, sentAt, at: Date.now() });
         } else {
           s.failedAt.push(Date.now());
         }
@@ -144,7 +145,8 @@ async function runFault(group, sender, f, index) {
   }
   watching = false;
   await watch;
-  const firstOk = sender.acked.find((a) => a.at > t0);
+  // the first SEND_OK of a send that began after the fault did (not one already under way)
+  const firstOk = sender.acked.find((a) => a.sentAt > t0);
   row.firstOkMs = firstOk ? firstOk.at - t0 : null;
   row.failedSends = sender.failedAt.length - failed0;
   row.recoveredMs = Date.now() - t0;

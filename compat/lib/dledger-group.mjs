@@ -98,6 +98,8 @@ export class DLedgerGroup {
    * process's would (ours campaigns at once when the leader's link drops and its port refuses).
    */
   async kill(id) {
+    // refusing first: the others probe the port the moment the links drop
+    for (const [key, p] of this.proxies) if (key.endsWith(`>${id}`)) p.refuse();
     await this.members.get(id).kill();
     for (const [key, p] of this.proxies) if (key.endsWith(`>${id}`)) await p.close();
   }

@@ -235,6 +235,10 @@ export async function pausableProxy(targetHost, targetPort, port = 0) {
         upstream.resume();
       }
     },
+    /** Stops accepting connections (its port refuses, as a dead process's would); open links stay as they are. */
+    refuse() {
+      server.close(() => undefined);
+    },
     close() {
       for (const { client, upstream } of pairs) {
         client.destroy();
