@@ -49,6 +49,9 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
   await broker.start();
   const port = broker.port;
   const grpcPort = broker.grpcPort;
+  // The HA port too: with listenPort fixed for the restart, haListenPort 0 would mean listenPort + 1 — a port no one
+  // reserved, which another test's connection may hold (EADDRINUSE on a loaded suite run).
+  const haPort = broker.haPort;
 
   const server: TestServer = {
     namesrvAddr,
@@ -57,7 +60,7 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
     broker,
     async restartBroker() {
       await broker.shutdown();
-      broker = createBroker({ ...config, listenPort: port, grpcServerPort: grpcPort }, logger);
+      broker = createBroker({ ...config, listenPort: port, grpcServerPort: grpcPort, haListenPort: haPort }, logger);
       server.broker = broker;
       await broker.start();
     },
