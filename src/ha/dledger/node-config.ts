@@ -1,7 +1,7 @@
 // The node's configuration from the broker's keys (Java DLedgerCommitLog's constructor fills DLedgerConfig from
 // MessageStoreConfig the same way; protocol/dledger.md §5.1, §6). Timing keys keep DLedger 0.3.1.2's defaults.
 import type { DLedgerNodeConfig } from './types.js';
-import { DLEDGER_DEFAULTS } from './types.js';
+import { DLEDGER_NODE_TIMING } from './types.js';
 
 export interface DLedgerBrokerKeys {
   dLegerGroup: string;
@@ -25,13 +25,7 @@ export function dledgerNodeConfigOf(c: DLedgerBrokerKeys): DLedgerNodeConfig {
     // DLedgerConfig.setPreferredLeaderId takes a `;`-separated list
     preferredLeaderIds: c.preferredLeaderId.split(';').map((s) => s.trim()).filter((s) => s !== ''),
     enableBatchPush: c.enableBatchPush,
-    heartBeatTimeIntervalMs: DLEDGER_DEFAULTS.heartBeatTimeIntervalMs,
-    maxHeartBeatLeak: DLEDGER_DEFAULTS.maxHeartBeatLeak,
-    minVoteIntervalMs: DLEDGER_DEFAULTS.minVoteIntervalMs,
-    maxVoteIntervalMs: DLEDGER_DEFAULTS.maxVoteIntervalMs,
-    maxPendingRequestsNum: DLEDGER_DEFAULTS.maxPendingRequestsNum,
-    maxWaitAckTimeMs: DLEDGER_DEFAULTS.maxWaitAckTimeMs,
-    maxPushTimeOutMs: DLEDGER_DEFAULTS.maxPushTimeOutMs,
+    ...DLEDGER_NODE_TIMING,
     // ours (types.ts): a follower whose leader's link resets and whose peer port refuses campaigns at once
     fastFailoverOnLeaderReset: true,
   };

@@ -195,3 +195,14 @@ export const DLEDGER_DEFAULTS = {
   flushFileIntervalMs: 10,
   checkPointIntervalMs: 3000,
 } as const;
+
+/** The timing and quota part of a DLedgerNodeConfig at DLedger 0.3.1.2's defaults (the broker exposes none of them). */
+export const DLEDGER_NODE_TIMING = {
+  heartBeatTimeIntervalMs: DLEDGER_DEFAULTS.heartBeatTimeIntervalMs,
+  maxHeartBeatLeak: DLEDGER_DEFAULTS.maxHeartBeatLeak,
+  minVoteIntervalMs: DLEDGER_DEFAULTS.minVoteIntervalMs,
+  maxVoteIntervalMs: DLEDGER_DEFAULTS.maxVoteIntervalMs,
+  maxPendingRequestsNum: DLEDGER_DEFAULTS.maxPendingRequestsNum,
+  maxWaitAckTimeMs: DLEDGER_DEFAULTS.maxWaitAckTimeMs,
+  maxPushTimeOutMs: DLEDGER_DEFAULTS.maxPushTimeOutMs,
+} satisfies Partial<DLedgerNodeConfig>;

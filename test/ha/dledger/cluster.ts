@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { silentLogger } from '../../../src/common/logger.js';
 import { DLedgerNode } from '../../../src/ha/dledger/node.js';
-import { DLEDGER_DEFAULTS, type DLedgerNodeConfig, type DLedgerRole } from '../../../src/ha/dledger/types.js';
+import { DLEDGER_NODE_TIMING, type DLedgerNodeConfig, type DLedgerRole } from '../../../src/ha/dledger/types.js';
 import { MemoryDLedgerStore } from '../../helpers/memory-dledger-store.js';
 import { freePorts } from './raw-peer.js';
 
@@ -26,13 +26,7 @@ export function nodeConfig(selfId: string, peers: string, over: Partial<DLedgerN
     mappedFileSizeForEntryDataBytes: 64 * 1024 * 1024,
     preferredLeaderIds: [],
     enableBatchPush: false,
-    heartBeatTimeIntervalMs: DLEDGER_DEFAULTS.heartBeatTimeIntervalMs,
-    maxHeartBeatLeak: DLEDGER_DEFAULTS.maxHeartBeatLeak,
-    minVoteIntervalMs: DLEDGER_DEFAULTS.minVoteIntervalMs,
-    maxVoteIntervalMs: DLEDGER_DEFAULTS.maxVoteIntervalMs,
-    maxPendingRequestsNum: DLEDGER_DEFAULTS.maxPendingRequestsNum,
-    maxWaitAckTimeMs: DLEDGER_DEFAULTS.maxWaitAckTimeMs,
-    maxPushTimeOutMs: DLEDGER_DEFAULTS.maxPushTimeOutMs,
+    ...DLEDGER_NODE_TIMING,
     fastFailoverOnLeaderReset: false,
     ...over,
   };
