@@ -3,9 +3,11 @@
 // not). Only that thread counts: the process total also holds the GC's helper threads and the libuv pool's
 // writes and fsyncs, which on a loaded machine made a starved loop look busy (fresh-clone run, load 12: a 119 ms
 // gap with 138 ms of process CPU and no frame sent around it). Linux reads it from /proc/thread-self/stat;
-// elsewhere the process total stands in.
+// elsewhere the process total stands in. GC pauses in the gap are reported apart (gcMs, from the 'gc' performance
+// entries): a collection that the machine's load stretched is not a request that blocked the loop.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 
 const TICK_MS = 20;
 let ticksPerSecond = 100;
@@ -27,6 +29,20 @@ function loopThreadCpuMs() {
   }
 }
 
+/** Recent GC pauses as [start, end] on the performance clock (entries arrive a little after the pause). */
+const gcPauses = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push([e.startTime, e.startTime + e.duration]);
+  while (gcPauses.length > 256) gcPauses.shift();
+}).observe({ entryTypes: ['gc'] });
+
+/** Milliseconds of GC pause inside [from, to]. */
+function gcMsIn(from, to) {
+  let ms = 0;
+  for (const [a, b] of gcPauses) ms += Math.max(0, Math.min(b, to) - Math.max(a, from));
+  return ms;
+}
+
 let last = performance.now();
 let lastCpuMs = loopThreadCpuMs();
 setInterval(() => {
@@ -34,7 +50,12 @@ setInterval(() => {
   const gapMs = now - last - TICK_MS;
   const cpuMs = loopThreadCpuMs();
   if (gapMs > 50) {
-    process.stderr.write(`${JSON.stringify({ msg: 'FUZZPROBE stall', gapMs: Math.round(gapMs), cpuMs: Math.round(cpuMs - lastCpuMs), at: Date.now() })}\n`);
+    const from = last;
+    const stall = { msg: 'FUZZPROBE stall', gapMs: Math.round(gapMs), cpuMs: Math.round(cpuMs - lastCpuMs), at: Date.now() };
+    // reported a tick later, once the GC entries of the gap have been delivered
+    setTimeout(() => {
+      process.stderr.write(`${JSON.stringify({ ...stall, gcMs: Math.round(gcMsIn(from, now)) })}\n`);
+    }, TICK_MS).unref();
   }
   last = now;
   lastCpuMs = cpuMs;
