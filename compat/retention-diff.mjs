@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OfficialServer, OursServer, children, killTree, pickPorts, usedPorts } from './lib/servers.mjs';
+import { guardProcess } from './lib/script-args.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p) => import(path.join(ROOT, 'dist', p));
@@ -152,6 +153,8 @@ export function compare(official, ours) {
 }
 
 async function main() {
+  // the runner's Ctrl-C reaches this script as SIGTERM: stop both servers (the official JVMs outlive the script)
+  guardProcess('retention-diff');
   const opts = parseArgs(process.argv.slice(2));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-retention-'));
   const logDir = opts.logDir || path.join(tmp, 'logs');

@@ -525,6 +525,7 @@ async function main() {
         }
       }
       if (proxyStarted) await timed(`${server.label}: proxy stop`, () => proxy.stop()).catch((e) => notes.push(`stop proxy: ${e.message}`));
+      if (proxy.outOfMemoryLines) progress(`WARNING the proxy logged ${proxy.outOfMemoryLines} OutOfMemory lines (proxy-${server.label}-warnings.log)`);
 
       // ---- restart phases: produce with every Java client, restart the server on its store, consume
       if (javaClients.length) {
@@ -591,6 +592,8 @@ async function main() {
     } finally {
       progress(`stopping ${server.label}`);
       await timed(`${server.label}: stop`, () => server.stop()).catch((e) => notes.push(`stop ${server.label}: ${e.message}`));
+      // a reference that ran out of memory answers nothing reliably after that: say so next to its failures
+      if (server.outOfMemoryLines) progress(`WARNING ${server.label} logged ${server.outOfMemoryLines} OutOfMemory lines (server-${server.label}-warnings.log)`);
       current = null;
     }
     if (interrupted) break;

@@ -114,6 +114,50 @@ export async function pickPorts(exclude = []) {
   throw new Error('no free ports found below 32768');
 }
 
+// ------------------------------------------------------------------ official logs
+
+/**
+ * Appends the WARN/ERROR lines (and exception lines) the official JVMs wrote under `srcDirs` to `destFile` in the
+ * runner's log dir, which outlives the temp store: a failed run against the reference can be explained afterwards
+ * (e.g. Netty OutOfDirectMemoryError in broker.log). `seen` maps file -> bytes already read (restarts append).
+ * Returns how many of those lines name an OutOfDirectMemoryError / OutOfMemoryError.
+ */
+export function keepOfficialWarnings(srcDirs, destFile, seen) {
+  const files = [];
+  const walk = (d) => {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const f = path.join(d, e.name);
+      if (e.isDirectory()) walk(f);
+      else if (/\.(log|out)$/.test(e.name)) files.push(f);
+    }
+  };
+  for (const d of srcDirs) walk(d);
+  const out = [];
+  let outOfMemory = 0;
+  for (const f of files.sort()) {
+    let text;
+    try {
+      const buf = fs.readFileSync(f);
+      text = buf.subarray(Math.min(seen.get(f) ?? 0, buf.length)).toString('utf8');
+      seen.set(f, buf.length);
+    } catch {
+      continue;
+    }
+    const lines = text.split('\n').filter((l) => /\b(WARN|ERROR)\b|Exception|Error\b/.test(l));
+    outOfMemory += lines.filter((l) => /OutOf(Direct)?MemoryError/.test(l)).length;
+    const kept = lines.length > 2000 ? lines.slice(-2000) : lines;
+    out.push(`==== ${f}: ${lines.length} WARN/ERROR/exception lines${kept.length < lines.length ? ' (the last 2000)' : ''}`, ...kept);
+  }
+  if (out.length) fs.appendFileSync(destFile, `${out.join('\n')}\n`);
+  return outOfMemory;
+}
+
 // ------------------------------------------------------------------ servers
 
 /** All ports a server uses (for pickPorts' exclude list). */
@@ -251,6 +295,10 @@ export class OfficialServer {
     this.namesrvAddr = namesrvAddr;
     this.store = path.join(tmp, `store-${name}`);
     this.logFile = path.join(logDir, `server-${name}.log`);
+    this.warnFile = path.join(logDir, `server-${name}-warnings.log`);
+    this.logsSeen = new Map();
+    /** Lines naming an OutOf(Direct)MemoryError in its logs so far (counted at each stop). */
+    this.outOfMemoryLines = 0;
     this.started = false;
   }
 
@@ -280,6 +328,7 @@ export class OfficialServer {
     if (!this.started) return;
     await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
     this.started = false;
+    this.outOfMemoryLines += keepOfficialWarnings([path.join(this.store, 'logs'), path.join(this.store, 'home/logs')], this.warnFile, this.logsSeen);
   }
 
   /** kill -9 of the broker (its nameserver, if any, stays up); restartBroker() brings it back on its store. */
@@ -319,6 +368,8 @@ export class OfficialProxy {
     this.version = version;
     this.dir = path.join(tmp, `proxy-${name}`);
     this.logFile = path.join(logDir, `proxy-${name}.log`);
+    this.warnFile = path.join(logDir, `proxy-${name}-warnings.log`);
+    this.outOfMemoryLines = 0;
     this.started = false;
   }
 
@@ -342,5 +393,6 @@ export class OfficialProxy {
     if (!this.started) return;
     await run('bash', [OFFICIAL, 'proxy-stop', this.dir], { logFile: this.logFile });
     this.started = false;
+    this.outOfMemoryLines += keepOfficialWarnings([path.join(this.dir, 'logs')], this.warnFile, new Map());
   }
 }

@@ -129,6 +129,9 @@ describe('a group of ours: SYNC_MASTER + SLAVE', () => {
     // SYNC_MASTER with inSyncReplicas=2: every acknowledged message was on the slave when acknowledged.
     const masterMax = master.context.store.getMaxPhyOffset();
     expect(slave.context.store.getMaxPhyOffset()).toBeGreaterThanOrEqual(masterMax);
+    // the records are there; the topic's config reaches the slave by the metadata sync, and a slave that does not know
+    // the topic answers pulls with TOPIC_NOT_EXIST (17): wait for it, not for the sends to be slow enough
+    await waitFor(() => slave.context.topicConfigManager.get(TOPIC) !== undefined, 20_000, 'the topic on the slave');
     for (let q = 0; q < 4; q++) {
       const a = await readQueue(master.brokerAddr(), q);
       const b = await readQueue(slave.brokerAddr(), q);
