@@ -193,6 +193,10 @@ async function main() {
   printTable(out);
   if (!flag('keep')) fs.rmSync(work, { recursive: true, force: true });
   log(`results: ${path.relative(ROOT, file)}`);
+  // Exit rather than wait for the event loop: a stock ali-ons client of the failover part whose close() did not
+  // finish keeps its MQClient loops (route / heartbeat / rebalance sleeps of 30, 30, 10 s) going — seen after the
+  // 2026-12-02 run, which printed its table and then never exited, so `npm run bench` would wait forever.
+  process.exit(0);
 }
 
 function printTable(out) {
