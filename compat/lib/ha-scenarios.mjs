@@ -189,6 +189,14 @@ export async function storeLoss(kind, env, random, role) {
     const p = producer(group.nsAddr, 'PG_ha_sl');
     await p.ready();
     await untilSendOk(p, TOPIC);
+    // The slave linked and copying before the load (what SYNC's SEND_OK already proves): an official 4.9.8 slave
+    // sends its first offset report only haSendHeartbeatInterval (5 s) after it links (HAService.HAClient), and its
+    // master ships nothing before that report — without this wait the ASYNC figure measured the slave's start-up
+    // (seed 7: all 6,141 acknowledged messages missing on 4.9.8), not what a linked slave lacks.
+    await waitFor(async () => {
+      const [m, s] = await Promise.all([remote.maxPhyOffset(group.masterAddr), remote.maxPhyOffset(group.slaveAddr)]);
+      return m > 0 && s === m;
+    }, 120_000, 'the slave linked and holding the probe', 100);
     const acked = new Set();
     const statuses = {};
     let stop = false;
