@@ -25,7 +25,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DLedgerGroup, IDS } from './lib/dledger-group.mjs';
 import { checkGroup } from './lib/dledger-check.mjs';
-import { Message, producer, rng, sleep, waitFor } from './lib/ha-tools.mjs';
+import { startSender } from './lib/dledger-sender.mjs';
+import { rng, sleep, waitFor } from './lib/ha-tools.mjs';
 import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 
 const TOPIC = 'DLedgerFaultTopic';
@@ -60,40 +61,6 @@ function schedule(seed, count, kinds) {
     out.push({ kind, leader, follower, downMs, gapMs });
   }
   return out;
-}
-
-/** One ali-ons producer sending unique bodies one at a time; every SEND_OK and every failure is recorded. */
-function startSender(nsAddr) {
-  const p = producer(nsAddr, 'PG_dledger_faults', { pollNameServerInteval: 1000 });
-  // a second listener: sdk-base prints every error to stderr while fewer than two are registered (killed members'
-  // connections are refused all through a run)
-  p.on('error', () => undefined);
-  const s = { acked: [], failedAt: [], sending: true, tried: 0 };
-  s.done = (async () => {
-    await p.ready();
-    while (s.sending) {
-      const body = `dlf-${process.pid}-${s.tried++}`;
-      const sentAt = Date.now();
-      try {
-        const r = await p.send(new Message(TOPIC, 'TagF', body));
-        if (r.sendStatus === 'SEND_OK') {
-          s.acked.push({ body, queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset, msgId: r.msgId, sentAt, at: Date.now() });
-        } else {
-          s.failedAt.push(Date.now());
-        }
-      } catch {
-        s.failedAt.push(Date.now());
-        await sleep(50); // no route at all answers at once: do not spin
-      }
-    }
-    await p.close();
-  })();
-  s.okSince = (t) => {
-    let n = 0;
-    for (let i = s.acked.length - 1; i >= 0 && s.acked[i].at > t; i--) n++;
-    return n;
-  };
-  return s;
 }
 
 /** A master in the route, every member registered, and 5 SEND_OKs after `since`. */
@@ -185,7 +152,7 @@ async function main() {
   }
   await waitFor(async () => (await group.remote.route(group.nsAddr, TOPIC)) !== null, RECOVER_TIMEOUT_MS, `a route for ${TOPIC}`);
   say(`group up in ${Date.now() - t0} ms, master ${group.idOf(await group.masterAddr())}; ${plan.length} faults`);
-  const sender = startSender(group.nsAddr);
+  const sender = startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');
   await waitFor(() => sender.acked.length >= 50, RECOVER_TIMEOUT_MS, 'the first 50 SEND_OKs');
 
   const rows = [];
