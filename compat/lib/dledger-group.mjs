@@ -91,11 +91,17 @@ export class DLedgerGroup {
     });
   }
 
-  /** An official broker (official.sh's broker.properties plus these lines; later keys win) on our nameserver. */
+  /**
+   * An official broker (official.sh's broker.properties plus these lines; later keys win) on our nameserver.
+   * recheckReputOffsetFromCq=true (a 5.x key, 4.9.8 ignores it): by default a 5.3.3 broker restarted after kill -9
+   * dispatches from its DLedger committed position (DefaultMessageStore.start: reputFromOffset = confirm offset), and
+   * committed entries it had not yet dispatched when it died never reach its consume queues (storeerror.log: "[BUG]logic
+   * queue order maybe wrong", later queue offsets shifted down); with the key it dispatches from its consume queues' end.
+   */
   #official(id, peers) {
     const extra = [
       `brokerName=${GROUP}`, `mappedFileSizeCommitLog=${this.fileBytes}`, 'mappedFileSizeConsumeQueue=60000',
-      'registerNameServerPeriod=10000', 'slaveReadEnable=true',
+      'registerNameServerPeriod=10000', 'slaveReadEnable=true', 'recheckReputOffsetFromCq=true',
       'enableDLegerCommitLog=true', `dLegerGroup=${GROUP}`, `dLegerPeers=${peers}`, `dLegerSelfId=${id}`,
     ].join('\n');
     return new OfficialServer(this.kindOf(id), this.tmp, this.logDir, { name: `dledger-${id}-${this.kindOf(id)}`, namesrvAddr: this.nsAddr, extra });
