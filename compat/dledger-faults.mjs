@@ -149,10 +149,7 @@ async function main() {
     return (await group.masterAddr()) !== null && IDS.every((id) => addrs.includes(group.addr(id)));
   }, 2 * RECOVER_TIMEOUT_MS, 'a master and two slaves in the nameserver'); // official JVMs start slowly
   // the topic on every member, so whichever is elected serves it
-  for (const id of IDS) {
-    const res = await group.remote.createTopic(group.addr(id), TOPIC, QUEUES);
-    if (res.code !== 0) throw new Error(`creating ${TOPIC} on ${id}: ${res.code} ${res.remark ?? ''}`);
-  }
+  await group.createTopic(TOPIC, QUEUES, RECOVER_TIMEOUT_MS);
   await waitFor(async () => (await group.remote.route(group.nsAddr, TOPIC)) !== null, RECOVER_TIMEOUT_MS, `a route for ${TOPIC}`);
   say(`group up in ${Date.now() - t0} ms, master ${group.idOf(await group.masterAddr())}; ${plan.length} faults`);
   const sender = startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');

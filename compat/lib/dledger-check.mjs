@@ -3,7 +3,7 @@
 // messages, each queue's acknowledgements in queue-offset order, and the members' DLedger data files byte-identical
 // up to the leader's committed position (a crash may leave an uncommitted tail beyond it on some member).
 import { IDS } from './dledger-group.mjs';
-import { Code, decodeRecord, firstDifference, phyOffsetOf } from './ha-tools.mjs';
+import { Code, decodeRecord, firstDifference, phyOffsetOf, sleep } from './ha-tools.mjs';
 
 /**
  * @param group   a DLedgerGroup, quiet, every member caught up
@@ -65,11 +65,33 @@ export async function checkGroup(group, master, topic, queues, acked, committedP
   return { failures, figures: { acked: acked.length, stored: storedCount, committedPos, compared: compared.join(', ') } };
 }
 
+/** ResponseCode.TOPIC_NOT_EXIST */
+const TOPIC_NOT_EXIST = 17;
+
+/**
+ * Every record of a queue on member `id`. An official 5.3.3 slave's metadata sync (SlaveSynchronize.syncTopicConfig)
+ * deletes every topic and puts the master's back whenever the data versions differ — and each delete bumps its own
+ * version, so every sync does it again: a pull in that moment answers TOPIC_NOT_EXIST. Such a pull is repeated (20
+ * times at most); on our members it is a failure like any other answer.
+ */
+async function readMember(group, id, topic, q, consumerGroup, counts) {
+  const records = [];
+  let from = 0;
+  for (let retries = 0; ; retries++) {
+    const r = await group.remote.readQueue(group.addr(id), topic, q, consumerGroup, from);
+    records.push(...r.records);
+    from = r.next;
+    if (r.lastCode !== TOPIC_NOT_EXIST || group.kindOf(id) === 'ours' || retries >= 20) return { records, lastCode: r.lastCode };
+    counts.topicNotExist++;
+    await sleep(100);
+  }
+}
+
 /**
  * Reads from every member return the master's bytes: each queue pulled from 0 on every member (slaveReadEnable)
  * equals the master's records byte for byte, and the offset msgId of every `viewEvery`-th acknowledged message
  * viewed on every member (VIEW_MESSAGE_BY_ID) equals the master's answer.
- * @returns { failures: string[], figures: { records, views } }
+ * @returns { failures: string[], figures: { records, views, topicNotExist } }
  */
 export async function compareReads(group, master, topic, queues, acked, viewEvery = 25) {
   const failures = [];
@@ -77,13 +99,15 @@ export async function compareReads(group, master, topic, queues, acked, viewEver
     if (failures.length < 50) failures.push(m);
   };
   const members = IDS.map((id) => [id, group.addr(id)]);
+  const masterId = group.idOf(master);
+  const counts = { topicNotExist: 0 };
   let records = 0;
   for (let q = 0; q < queues; q++) {
-    const want = (await group.remote.readQueue(master, topic, q, 'CID_dledger_reads')).records;
+    const want = (await readMember(group, masterId, topic, q, 'CID_dledger_reads', counts)).records;
     records += want.length;
-    for (const [id, addr] of members) {
-      if (addr === master) continue;
-      const { records: got, lastCode } = await group.remote.readQueue(addr, topic, q, 'CID_dledger_reads');
+    for (const [id] of members) {
+      if (id === masterId) continue;
+      const { records: got, lastCode } = await readMember(group, id, topic, q, 'CID_dledger_reads', counts);
       const at = want.findIndex((r, i) => !got[i] || !r.equals(got[i]));
       if (got.length !== want.length || at >= 0) {
         fail(`queue ${q} on ${id} (${group.kindOf(id)}): ${got.length} records (last answer ${lastCode}), the master has ${want.length}` +
@@ -95,12 +119,12 @@ export async function compareReads(group, master, topic, queues, acked, viewEver
   for (const a of acked.filter((_, i) => i % viewEvery === 0)) {
     const offset = String(phyOffsetOf(a.msgId));
     const answers = await Promise.all(members.map(([, addr]) => group.remote.request(addr, Code.VIEW_MESSAGE_BY_ID, { topic, offset })));
-    const ref = answers[members.findIndex(([, addr]) => addr === master)];
+    const ref = answers[members.findIndex(([id]) => id === masterId)];
     members.forEach(([id], i) => {
       const r = answers[i];
       if (r.code !== 0 || !ref?.body || !r.body?.equals(ref.body)) fail(`msgId ${a.msgId} on ${id}: ${r.code} ${r.remark ?? ''}, not the master's bytes`);
     });
     views++;
   }
-  return { failures, figures: { records, views, members: members.length } };
+  return { failures, figures: { records, views, members: members.length, topicNotExist: counts.topicNotExist } };
 }

@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OfficialServer, OursServer, pickPorts, usedPorts } from './servers.mjs';
-import { Code, Remote, pausableProxy } from './ha-tools.mjs';
+import { Code, Remote, pausableProxy, waitFor } from './ha-tools.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = (p) => import(path.join(ROOT, 'dist', p));
@@ -142,6 +142,24 @@ export class DLedgerGroup {
   /** The master's address in the nameserver, or null. */
   async masterAddr() {
     return (await this.route())['0'] ?? null;
+  }
+
+  /**
+   * `topic` on every member, so whichever is elected serves it: created on each member that takes it — an official
+   * 4.9.8 slave refuses (SYSTEM_ERROR "Can't modify topic ... from slave broker") and gets it from the master's
+   * metadata sync (every 10 s) — then waited for until every member lists it.
+   */
+  async createTopic(topic, queues, timeoutMs) {
+    for (const id of IDS) {
+      const res = await this.remote.createTopic(this.addr(id), topic, queues);
+      if (res.code !== 0 && !(this.kindOf(id) !== 'ours' && /from slave broker/.test(res.remark ?? ''))) {
+        throw new Error(`creating ${topic} on ${id}: ${res.code} ${res.remark ?? ''}`);
+      }
+    }
+    await waitFor(async () => {
+      for (const id of IDS) if (!(await this.remote.json(this.addr(id), Code.GET_ALL_TOPIC_CONFIG)).topicConfigTable?.[topic]) return false;
+      return true;
+    }, timeoutMs, `${topic} on every member`, 1000);
   }
 
   /** The committed position each member reports (commitLogMaxOffset = DLedgerCommitLog.getMaxOffset). */
