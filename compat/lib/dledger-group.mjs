@@ -236,10 +236,22 @@ export class DLedgerGroup {
     for (const id of [...this.stalled]) this.resume(id);
   }
 
+  /** An official member's own logs (in its store, which goes away) copied beside official.sh's output. */
+  #keepOfficialLogs() {
+    for (const [id, m] of this.members) {
+      if (this.kindOf(id) === 'ours') continue;
+      for (const f of ['broker.log', 'storeerror.log']) {
+        const from = path.join(m.store, 'home', 'logs', 'rocketmqlogs', f);
+        if (fs.existsSync(from)) fs.copyFileSync(from, path.join(this.logDir, `official-${id}-${f}`));
+      }
+    }
+  }
+
   async stop() {
     this.resumeAll();
     for (const id of IDS) this.heal(id);
     for (const m of this.members.values()) await m.stop().catch(() => undefined);
+    this.#keepOfficialLogs();
     await this.namesrv?.stop().catch(() => undefined);
     for (const p of this.proxies.values()) await p.close().catch(() => undefined);
     await this.remote.close();
