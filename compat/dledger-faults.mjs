@@ -93,8 +93,10 @@ async function runFault(group, sender, f, index) {
       else await sleep(100);
     }
   })();
+  let goneAt = t0;
   if (f.kind === 'kill') {
     await group.kill(target);
+    goneAt = Date.now(); // official.sh kill returns after the SIGKILL (its own start-up takes a moment)
     await sleep(f.downMs);
     await group.restart(target);
   } else if (f.kind === 'stall') {
@@ -115,8 +117,9 @@ async function runFault(group, sender, f, index) {
   }
   watching = false;
   await watch;
-  // the first SEND_OK of a send that began after the fault did (not one already under way)
-  const firstOk = sender.acked.find((a) => a.sentAt > t0);
+  // the first SEND_OK of a send that began after the fault did (not one already under way; after a kill, once the
+  // process was gone)
+  const firstOk = sender.acked.find((a) => a.sentAt > goneAt);
   row.firstOkMs = firstOk ? firstOk.at - t0 : null;
   row.failedSends = sender.failedAt.length - failed0;
   row.recoveredMs = Date.now() - t0;
