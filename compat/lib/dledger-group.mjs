@@ -111,13 +111,6 @@ export class DLedgerGroup {
     return this.kinds.get(id);
   }
 
-  /** e.g. ours+2x5.3.3 (the kinds of the group, ours first). */
-  describeKinds() {
-    const counts = new Map();
-    for (const k of [...this.kinds.values()].sort((a, b) => (a === 'ours' ? -1 : b === 'ours' ? 1 : 0))) counts.set(k, (counts.get(k) ?? 0) + 1);
-    return [...counts].map(([k, n]) => `${n > 1 ? `${n}x` : ''}${k}`).join('+');
-  }
-
   addr(id) {
     return `127.0.0.1:${this.members.get(id).ports.broker}`;
   }
