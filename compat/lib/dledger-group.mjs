@@ -229,14 +229,16 @@ export class DLedgerGroup {
     for (const id of [...this.stalled]) this.resume(id);
   }
 
-  /** An official member's own logs (in its store, which goes away) copied beside official.sh's output. */
+  /**
+   * An official member's own logs (in its store, which goes away) copied beside official.sh's output: 5.3.3 writes
+   * STORE/home/logs/rocketmqlogs/*.log, 4.9.8 everything to official.sh's logback file STORE/logs/broker.log.
+   */
   #keepOfficialLogs() {
     for (const [id, m] of this.members) {
       if (this.kindOf(id) === 'ours') continue;
-      for (const f of ['broker.log', 'storeerror.log']) {
-        const from = path.join(m.store, 'home', 'logs', 'rocketmqlogs', f);
-        if (fs.existsSync(from)) fs.copyFileSync(from, path.join(this.logDir, `official-${id}-${f}`));
-      }
+      const found = [path.join('home', 'logs', 'rocketmqlogs', 'broker.log'), path.join('home', 'logs', 'rocketmqlogs', 'storeerror.log'),
+        path.join('logs', 'broker.log')].filter((f) => fs.existsSync(path.join(m.store, f)));
+      for (const f of found) fs.copyFileSync(path.join(m.store, f), path.join(this.logDir, `official-${id}-${f.split(path.sep).join('-')}`));
     }
   }
 
