@@ -14,7 +14,9 @@
 // queue-offset order, and the three members' dledger-nX/data files byte-identical up to the committed position.
 //
 //   node compat/dledger-faults.mjs [--seed=N] [--faults=20] [--kinds=kill,stall,partition] [--json=FILE]
-//        [--log-dir=DIR] [--keep]
+//        [--members=ours,ours,ours] [--log-dir=DIR] [--keep]
+// --members: the kind of n0, n1, n2 (ours, 5.3.3, 4.9.8: official brokers through official.sh), e.g.
+// --members=5.3.3,5.3.3,5.3.3 runs the same schedule on an all-official group (failover times side by side).
 //   npm run dledger:faults -- --seed=7                 (builds first)
 // Quick seeded run (about 1-2 min, meant to join `npm test` later): node compat/dledger-faults.mjs --seed=1 --faults=4
 //
@@ -23,9 +25,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DLedgerGroup, IDS } from './lib/dledger-group.mjs';
+import { DLedgerGroup, IDS, KINDS as MEMBER_KINDS } from './lib/dledger-group.mjs';
 import { checkGroup } from './lib/dledger-check.mjs';
-import { Message, producer, rng, sleep, waitFor } from './lib/ha-tools.mjs';
+import { startSender } from './lib/dledger-sender.mjs';
+import { rng, sleep, waitFor } from './lib/ha-tools.mjs';
 import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 
 const TOPIC = 'DLedgerFaultTopic';
@@ -36,15 +39,16 @@ const RECOVER_TIMEOUT_MS = 120_000;
 const say = sayer('dledger-faults');
 
 function parseArgs(argv) {
-  const o = parseFlags('dledger-faults', argv, { seed: '', faults: '20', kinds: KINDS.join(','), json: '', logDir: '', keep: false });
+  const o = parseFlags('dledger-faults', argv, { seed: '', faults: '20', kinds: KINDS.join(','), members: 'ours,ours,ours', json: '', logDir: '', keep: false });
   const kinds = o.kinds.split(',').map((s) => s.trim()).filter(Boolean);
   const bad = kinds.filter((k) => !KINDS.includes(k));
+  const members = o.members.split(',').map((s) => s.trim());
   const faults = Number(o.faults);
-  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0) {
-    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count (got ${o.kinds}, ${o.faults})`);
+  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0 || members.length !== IDS.length || !members.every((m) => MEMBER_KINDS.includes(m))) {
+    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ${MEMBER_KINDS.join(',')} (got ${o.kinds}, ${o.faults}, ${o.members})`);
     process.exit(2);
   }
-  return { ...o, kinds, faults, seed: seedOf(o.seed) };
+  return { ...o, kinds, members, faults, seed: seedOf(o.seed) };
 }
 
 /** The schedule drawn from the seed: kind, leader or follower, which follower, how long, the pause before it. */
@@ -60,40 +64,6 @@ function schedule(seed, count, kinds) {
     out.push({ kind, leader, follower, downMs, gapMs });
   }
   return out;
-}
-
-/** One ali-ons producer sending unique bodies one at a time; every SEND_OK and every failure is recorded. */
-function startSender(nsAddr) {
-  const p = producer(nsAddr, 'PG_dledger_faults', { pollNameServerInteval: 1000 });
-  // a second listener: sdk-base prints every error to stderr while fewer than two are registered (killed members'
-  // connections are refused all through a run)
-  p.on('error', () => undefined);
-  const s = { acked: [], failedAt: [], sending: true, tried: 0 };
-  s.done = (async () => {
-    await p.ready();
-    while (s.sending) {
-      const body = `dlf-${process.pid}-${s.tried++}`;
-      const sentAt = Date.now();
-      try {
-        const r = await p.send(new Message(TOPIC, 'TagF', body));
-        if (r.sendStatus === 'SEND_OK') {
-          s.acked.push({ body, queueId: Number(r.messageQueue.queueId), queueOffset: r.queueOffset, msgId: r.msgId, sentAt, at: Date.now() });
-        } else {
-          s.failedAt.push(Date.now());
-        }
-      } catch {
-        s.failedAt.push(Date.now());
-        await sleep(50); // no route at all answers at once: do not spin
-      }
-    }
-    await p.close();
-  })();
-  s.okSince = (t) => {
-    let n = 0;
-    for (let i = s.acked.length - 1; i >= 0 && s.acked[i].at > t; i--) n++;
-    return n;
-  };
-  return s;
 }
 
 /** A master in the route, every member registered, and 5 SEND_OKs after `since`. */
@@ -123,8 +93,10 @@ async function runFault(group, sender, f, index) {
       else await sleep(100);
     }
   })();
+  let goneAt = t0;
   if (f.kind === 'kill') {
     await group.kill(target);
+    goneAt = Date.now(); // official.sh kill returns after the SIGKILL (its own start-up takes a moment)
     await sleep(f.downMs);
     await group.restart(target);
   } else if (f.kind === 'stall') {
@@ -145,8 +117,9 @@ async function runFault(group, sender, f, index) {
   }
   watching = false;
   await watch;
-  // the first SEND_OK of a send that began after the fault did (not one already under way)
-  const firstOk = sender.acked.find((a) => a.sentAt > t0);
+  // the first SEND_OK of a send that began after the fault did (not one already under way; after a kill, once the
+  // process was gone)
+  const firstOk = sender.acked.find((a) => a.sentAt > goneAt);
   row.firstOkMs = firstOk ? firstOk.at - t0 : null;
   row.failedSends = sender.failedAt.length - failed0;
   row.recoveredMs = Date.now() - t0;
@@ -168,24 +141,21 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-dledger-faults-'));
   const logDir = o.logDir || path.join(tmp, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const group = new DLedgerGroup(tmp, logDir);
+  const group = new DLedgerGroup(tmp, logDir, { kinds: o.members });
   guardProcess('dledger-faults', () => group.resumeAll());
   const plan = schedule(o.seed, o.faults, o.kinds);
-  say(`seed ${o.seed} (replay with --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')}); logs in ${logDir}`);
+  say(`seed ${o.seed} (replay with --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')} --members=${o.members.join(',')}); logs in ${logDir}`);
   const t0 = Date.now();
   await group.start();
   await waitFor(async () => {
     const addrs = Object.values(await group.route());
     return (await group.masterAddr()) !== null && IDS.every((id) => addrs.includes(group.addr(id)));
-  }, RECOVER_TIMEOUT_MS, 'a master and two slaves in the nameserver');
+  }, 2 * RECOVER_TIMEOUT_MS, 'a master and two slaves in the nameserver'); // official JVMs start slowly
   // the topic on every member, so whichever is elected serves it
-  for (const id of IDS) {
-    const res = await group.remote.createTopic(group.addr(id), TOPIC, QUEUES);
-    if (res.code !== 0) throw new Error(`creating ${TOPIC} on ${id}: ${res.code} ${res.remark ?? ''}`);
-  }
+  await group.createTopic(TOPIC, QUEUES, RECOVER_TIMEOUT_MS);
   await waitFor(async () => (await group.remote.route(group.nsAddr, TOPIC)) !== null, RECOVER_TIMEOUT_MS, `a route for ${TOPIC}`);
   say(`group up in ${Date.now() - t0} ms, master ${group.idOf(await group.masterAddr())}; ${plan.length} faults`);
-  const sender = startSender(group.nsAddr);
+  const sender = startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');
   await waitFor(() => sender.acked.length >= 50, RECOVER_TIMEOUT_MS, 'the first 50 SEND_OKs');
 
   const rows = [];
@@ -236,8 +206,8 @@ async function main() {
     `(${failedSends} failed sends), ${changes} master changes; leader kills: new master after ${kills.length ? `${kills[0]}-${kills.at(-1)} ms ` +
     `(median ${kills[(kills.length - 1) >> 1]} ms)` : '-'}; ${JSON.stringify(figures)}, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   for (const f of failures) say(`  FAIL ${f}`);
-  if (failures.length) say(`replay: node compat/dledger-faults.mjs --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')}`);
-  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, faults: o.faults, kinds: o.kinds, rows, figures, failures }, null, 2)}\n`);
+  if (failures.length) say(`replay: node compat/dledger-faults.mjs --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')} --members=${o.members.join(',')}`);
+  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, faults: o.faults, kinds: o.kinds, members: o.members, rows, figures, failures }, null, 2)}\n`);
   if (!o.keep) fs.rmSync(tmp, { recursive: true, force: true });
   else say(`kept ${tmp}`);
   process.exit(failures.length ? 1 : 0);

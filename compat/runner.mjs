@@ -19,6 +19,8 @@
 //              probe)  --side-only (only the extra servers)
 //            --ha=false (no master/slave rows, compat/ha-compat.mjs: ha:ours-master/ours-slave and, per official
 //              version V, ha:ours-master/official-V-slave and ha:official-V-master/ours-slave)  --ha-only (only those)
+//            --dledger=false (no mixed DLedger rows, compat/dledger-compat.mjs: per official version V of the run,
+//              dledger:ours+2xV and dledger:2xours+V, three JVM/Node brokers each)  --dledger-only (only those)
 //
 // Per server: start it on free ports (< 32768) with a temp store; run compat/java/run.sh all with each Java client,
 // compat/go/run.sh, then the restart phases (run.sh restart -Dphase=produce per Java client, restart the server on
@@ -38,7 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { caseName as storeCaseName } from './store-compat.mjs';
-import { caseName as haCaseName } from './lib/ha-cases.mjs';
+import { DLEDGER_SHAPES, caseName as haCaseName, dledgerRowName } from './lib/ha-cases.mjs';
 import {
   OfficialProxy, OfficialServer, OursServer, children, killTree, pickPorts, run, sleep, usedPorts,
 } from './lib/servers.mjs';
@@ -81,7 +83,7 @@ function usage(msg) {
 function parseArgs(argv) {
   const o = {
     server: 'ours', officialVersion: '4.9.8', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0', store: 'clean',
-    side: true, diff: true, sideOnly: false, ha: true, haOnly: false,
+    side: true, diff: true, sideOnly: false, ha: true, haOnly: false, dledger: true, dledgerOnly: false,
   };
   for (const a of argv) {
     const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
@@ -315,6 +317,11 @@ async function main() {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
+  if (opts.dledgerOnly) {
+    await runDledgerRows({ opts, results, logDir, timed });
+    if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+    return finish({ opts, results, timings, notes, t0, name, resultsDir, logDir });
+  }
   if (opts.haOnly) {
     await runHaRows({ opts, results, logDir, timed });
     if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
@@ -603,6 +610,7 @@ async function main() {
   if (!interrupted) await runRetentionDiff({ opts, javaClients, results, logDir, timed });
   if (!interrupted) await runAclDiff({ opts, javaClients, results, logDir, timed });
   if (!interrupted && opts.ha) await runHaRows({ opts, results, logDir, timed });
+  if (!interrupted && opts.dledger) await runDledgerRows({ opts, results, logDir, timed });
 
   if (opts.keep) progress(`stores kept in ${tmp}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
@@ -667,6 +675,39 @@ async function runHaRows({ opts, results, logDir, timed }) {
   for (const res of out?.results ?? []) results.record('ha', res.name, col, res.status, res.reason, res.seconds);
   for (const c of cases) {
     if (!results.get(haCaseName(c), col)) results.record('ha', haCaseName(c), col, 'FAIL', `no outcome (ha-compat.mjs exited ${r.code}${lastWords(r.output)})`);
+  }
+}
+
+/**
+ * Mixed DLedger groups (compat/dledger-compat.mjs): per official version of the run, our broker beside two official
+ * ones and two of ours beside one. Rows dledger:…, column "ali-ons × dledger group". None without an official version.
+ */
+async function runDledgerRows({ opts, results, logDir, timed }) {
+  const versions = opts.servers.filter((s) => s.kind === 'official').map((s) => s.version).filter((v) => ['5.3.3', '4.9.8'].includes(v));
+  if (!versions.length) return;
+  const col = 'ali-ons × dledger group';
+  results.addColumn(col);
+  const names = versions.flatMap((v) => Object.keys(DLEDGER_SHAPES).map((shape) => dledgerRowName(shape, v)));
+  for (const n of names) results.expect('dledger', n);
+  const json = path.join(logDir, 'dledger-compat.json');
+  const args = [path.join(COMPAT, 'dledger-compat.mjs'), `--versions=${versions.join(',')}`, `--json=${json}`,
+    `--log-dir=${path.join(logDir, 'dledger')}`, ...(opts.keep ? ['--keep'] : [])];
+  progress(`mixed DLedger rows: node ${path.relative(ROOT, args[0])} ${args.slice(1).join(' ')}`);
+  const r = await timed('dledger rows', () => run(process.execPath, args, {
+    logFile: path.join(logDir, 'dledger-compat.log'),
+    onLine: (l) => {
+      if (l !== null && /^\[dledger-compat /.test(l)) progress(`  ${l.replace(/^\[dledger-compat [\d:]+\] /, '')}`);
+    },
+  }));
+  let out = null;
+  try {
+    out = JSON.parse(fs.readFileSync(json, 'utf8'));
+  } catch {
+    /* no report */
+  }
+  for (const res of out?.results ?? []) results.record('dledger', res.name, col, res.status, res.reason, res.seconds);
+  for (const n of names) {
+    if (!results.get(n, col)) results.record('dledger', n, col, 'FAIL', `no outcome (dledger-compat.mjs exited ${r.code}${lastWords(r.output)})`);
   }
 }
 
@@ -961,7 +1002,7 @@ function writeProxyCert(dir) {
 
 function printMatrix(results, opts, wallSeconds, timings, notes) {
   const cols = results.columns;
-  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'grpc5', 'mqadmin', 'store', 'retention', 'acl', 'ha'];
+  const suites = ['setup', 'java', 'restart', 'diff', 'go', 'grpc', 'grpc5', 'mqadmin', 'store', 'retention', 'acl', 'ha', 'dledger'];
   const rows = [...results.cells.keys()].sort((a, b) => {
     const sa = suites.indexOf(results.rowSuite.get(a));
     const sb = suites.indexOf(results.rowSuite.get(b));

@@ -338,6 +338,16 @@ export class OfficialServer {
     this.brokerKilled = true;
   }
 
+  /** The broker's process id (official.sh's broker.pid), null when it is not running. */
+  get pid() {
+    if (!this.started || this.brokerKilled) return null;
+    try {
+      return Number(fs.readFileSync(path.join(this.store, 'broker.pid'), 'utf8').trim()) || null;
+    } catch {
+      return null;
+    }
+  }
+
   /** Starts the broker again on its store after kill(), registering with the same nameserver as before. */
   async restartBroker() {
     const env = { ...this.env, OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr ?? `127.0.0.1:${this.ports.ns}` };
