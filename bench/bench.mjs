@@ -14,6 +14,8 @@
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
 //          --no-ha (skip the master/slave part: bench/ha.mjs, SYNC/ASYNC_MASTER groups side by side; runs last)
+//          --no-dledger (skip the DLedger part: bench/dledger.mjs, 3-member groups of official 5.3.3 brokers and of
+//          ours: sends, follower catch-up, failover after kill -9 of the leader; runs after the HA part)
 //          --no-grpc (skip the gRPC part: bench/grpc-bench.mjs, the Java 5.x gRPC client against our endpoint and the
 //          official proxy 5.3.3: sync sends, SimpleConsumer receive+ack (POP) vs the remoting pull consumer)
 // Env:     BENCH_SECONDS (per run, default 5; quick 2)  BENCH_RUNS (3; quick 1)  BENCH_WARMUP (seconds, 5; quick 1)
@@ -54,7 +56,7 @@ if (flag('help') || flag('h')) {
   process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
-const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-grpc', 'keep', 'help', 'only', 'scenarios'];
+const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-dledger', 'no-grpc', 'keep', 'help', 'only', 'scenarios'];
 for (const a of argv) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!a.startsWith('--') || !known.includes(name)) { process.stderr.write(`bench: unknown argument ${a} (see --help)\n`); process.exit(2); }
@@ -478,6 +480,7 @@ async function main() {
   }
   if (!flag('no-store') && SERVERS.includes('ours')) await storeBench();
   if (!flag('no-ha')) await haBench();
+  if (!flag('no-dledger')) await dledgerBench();
   if (!flag('no-grpc')) await grpcBench();
 }
 
@@ -492,6 +495,16 @@ function haBench() {
   });
 }
 
+/** The DLedger part (issue #14): bench/dledger.mjs, 3-member groups of official 5.3.3 brokers and of ours. */
+function dledgerBench() {
+  const args = [path.join(HERE, 'dledger.mjs'), ...(QUICK ? ['--quick'] : []), ...(opt('only') ? [`--only=${opt('only')}`] : [])];
+  process.stdout.write(`\n[dledger] node ${args.map((a) => path.relative(ROOT, a) || a).join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, args, { stdio: 'inherit', cwd: ROOT });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`dledger.mjs exited with ${code}`))));
+  });
+}
 
 /** The gRPC part (5.x clients): bench/grpc-bench.mjs, ours vs the official proxy + broker 5.3.3. */
 function grpcBench() {
