@@ -20,6 +20,8 @@ import type { PowerLossReport } from '../helpers/power-loss-fs.js';
 
 const CYCLES = Number(process.env.RMQ_POWER_CYCLES ?? 5);
 const BASE_SEED = Number(process.env.RMQ_POWER_SEED ?? 16_2026);
+/** Replays a seed as the given cycle (its message base, and cycle 1's power loss during the next recovery). */
+const FIRST_CYCLE = Number(process.env.RMQ_POWER_CYCLE ?? 0);
 const TOPICS = ['PowerA', 'PowerB'];
 const QUEUES = 3;
 
@@ -227,7 +229,7 @@ describe('power loss under the store', () => {
       rows[mode] = [];
       const r = rng(BASE_SEED + mode.length);
       try {
-        for (let cycle = 0; cycle < CYCLES; cycle++) {
+        for (let cycle = FIRST_CYCLE; cycle < FIRST_CYCLE + CYCLES; cycle++) {
           const seed = process.env.RMQ_POWER_SEED ? BASE_SEED : Math.floor(r() * 1e9);
           const crashAtOp = 200 + Math.floor(rng(seed)() * 2500);
           const root = path.join(dir, `store-${cycle}`);
