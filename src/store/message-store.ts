@@ -188,7 +188,8 @@ export class DefaultMessageStore implements MessageStore {
     const logEnd = await this.commitLog.recover(
       scanStart, windowStart,
       (record, offset) => {
-        if (this.dispatcher.dispatchRecovered(record, offset)) rebuilt++;
+        // After an abnormal stop an entry the queue holds may have been torn: checked against its record.
+        if (this.dispatcher.dispatchRecovered(record, offset, this.lastShutdownAbnormal)) rebuilt++;
       },
       async () => {
         await this.cqStore.drainWrites();
