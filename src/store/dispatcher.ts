@@ -99,7 +99,11 @@ export class Dispatcher {
     }
   }
 
-  dispatchRecovered(rec: DecodedRecord, commitLogOffset: number): boolean {
+  /**
+   * A record found in the log at start-up; true if its consume-queue entry was added (or, with verifyPresent,
+   * an entry already there that did not match the record was rewritten).
+   */
+  dispatchRecovered(rec: DecodedRecord, commitLogOffset: number, verifyPresent = false): boolean {
     if (this.index && this.index.wants(commitLogOffset)) {
       const props = rec.propertiesString;
       this.index.buildIndex({
@@ -110,7 +114,8 @@ export class Dispatcher {
     if (!isQueuedTransactionType(rec.sysFlag)) return false;
     const cq = this.cqStore.getOrCreate(rec.topic, rec.queueId);
     const tagsCode = tagsCodeOf(rec.topic, rec.propertiesString, rec.storeTimestamp, this.delayLevelsMs);
-    const added = cq.putEntry(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode);
+    const added = cq.putEntry(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode) ||
+      (verifyPresent && cq.repairEntrySync(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode));
     if (added) this.lastStoreTimestamp = rec.storeTimestamp;
     return added;
   }

@@ -271,8 +271,9 @@ async function readRecords(
     const inMemory = commitLog.isInMemory(off, memoryBudgetBytes);
     const mergeGap = inMemory ? CACHED_READ_MERGE_GAP_BYTES : COLD_READ_MERGE_GAP_BYTES;
     if (
+      // Only forward: a damaged entry pointing back (below the span's end) reads on its own.
       span && Math.floor(span.start / segmentSize) === Math.floor(off / segmentSize) &&
-      off - span.end <= mergeGap && off + size - span.start <= COLD_READ_MAX_SPAN_BYTES
+      off >= span.end && off - span.end <= mergeGap && off + size - span.start <= COLD_READ_MAX_SPAN_BYTES
     ) {
       span.end = off + size;
       span.last = i;

@@ -188,7 +188,9 @@ export class DefaultMessageStore implements MessageStore {
     const logEnd = await this.commitLog.recover(
       scanStart, windowStart,
       (record, offset) => {
-        if (this.dispatcher.dispatchRecovered(record, offset)) rebuilt++;
+        // After an abnormal stop an entry the queue holds for a record in the window (written after the
+        // checkpoint's consume-queue flush) may have been torn: checked against its record.
+        if (this.dispatcher.dispatchRecovered(record, offset, this.lastShutdownAbnormal && offset >= windowStart)) rebuilt++;
       },
       async () => {
         await this.cqStore.drainWrites();

@@ -9,7 +9,8 @@
 //   both: every queue runs from its min to its max with no hole, each entry pointing at its own record; every
 //     stored message sampled is found by its key in the index; the checkpoint never claims a time the log does not
 //     reach; puts continue at each queue's max. One crash in each mode also hits the next start-up's recovery.
-// A failure names the seed; RMQ_POWER_SEED=<seed> RMQ_POWER_CYCLES=1 replays that crash point.
+// A failure names the seed and cycle; RMQ_POWER_SEED=<seed> RMQ_POWER_CYCLE=<cycle> RMQ_POWER_CYCLES=1 replays that
+// crash point (the cycle sets the message base, and cycle 1 also loses power in the next start-up's recovery).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,8 @@ import type { PowerLossReport } from '../helpers/power-loss-fs.js';
 
 const CYCLES = Number(process.env.RMQ_POWER_CYCLES ?? 5);
 const BASE_SEED = Number(process.env.RMQ_POWER_SEED ?? 16_2026);
+/** Replays a seed as the given cycle (its message base, and cycle 1's power loss during the next recovery). */
+const FIRST_CYCLE = Number(process.env.RMQ_POWER_CYCLE ?? 0);
 const TOPICS = ['PowerA', 'PowerB'];
 const QUEUES = 3;
 
@@ -148,10 +151,10 @@ afterAll(() => {
 });
 
 /** Checks the recovered store against the acknowledgements; returns how many stored messages it found. */
-async function checkRecovered(root: string, mode: 'SYNC_FLUSH' | 'ASYNC_FLUSH', acks: Ack[], report: PowerLossReport, seed: number): Promise<{ stored: number; lost: number; mustSurvive: number }> {
+async function checkRecovered(root: string, mode: 'SYNC_FLUSH' | 'ASYNC_FLUSH', acks: Ack[], report: PowerLossReport, seed: number, cycle: number): Promise<{ stored: number; lost: number; mustSurvive: number }> {
   const cpBefore = fs.existsSync(path.join(root, 'checkpoint')) ? fs.readFileSync(path.join(root, 'checkpoint')) : null;
   const store = await openStore(root, { ...CONFIG, flushDiskType: mode });
-  const where = `seed ${seed} (crash at op ${report.crashAtOp}, ${report.mode}, torn ${report.tornFile} ${report.tornKeptBytes}/${report.tornOfBytes})`;
+  const where = `seed ${seed} cycle ${cycle} (crash at op ${report.crashAtOp}, ${report.mode}, torn ${report.tornFile} ${report.tornKeptBytes}/${report.tornOfBytes})`;
   try {
     // Which acknowledgements must have survived: all under SYNC_FLUSH; under ASYNC_FLUSH those written before the last
     // moment the whole commit log was synced (a completed flush).
@@ -227,7 +230,7 @@ describe('power loss under the store', () => {
       rows[mode] = [];
       const r = rng(BASE_SEED + mode.length);
       try {
-        for (let cycle = 0; cycle < CYCLES; cycle++) {
+        for (let cycle = FIRST_CYCLE; cycle < FIRST_CYCLE + CYCLES; cycle++) {
           const seed = process.env.RMQ_POWER_SEED ? BASE_SEED : Math.floor(r() * 1e9);
           const crashAtOp = 200 + Math.floor(rng(seed)() * 2500);
           const root = path.join(dir, `store-${cycle}`);
@@ -236,7 +239,7 @@ describe('power loss under the store', () => {
             // The next start-up loses power too, while it recovers: nothing acknowledged before may go.
             await runUntilPowerLoss(root, mode, seed + 1, 3 + (seed % 40), cycle * 10_000_000 + 5_000_000).catch(() => undefined);
           }
-          const { stored, lost, mustSurvive } = await checkRecovered(root, mode, acks, report, seed);
+          const { stored, lost, mustSurvive } = await checkRecovered(root, mode, acks, report, seed, cycle);
           await removeDir(root);
           rows[mode].push({
             seed, crashAtOp, mode: report.mode, acked: acks.length, mustSurvive, lostUnflushed: lost, stored,

@@ -235,6 +235,33 @@ export class ConsumeQueue implements QueueOffsetCounter {
     return true;
   }
 
+  /**
+   * Re-dispatch after an abnormal stop, for a queue offset the queue already holds: puts the entry right when the
+   * one loaded differs (a power loss tore it, or its sectors landed out of order, and the load's validity check —
+   * offset >= 0, size > 0 — passed it). Start-up only. Returns whether the entry was rewritten.
+   */
+  repairEntrySync(queueOffset: number, commitLogOffset: number, sizeBytes: number, tagsCode: number): boolean {
+    if (queueOffset < this.minOffset || queueOffset >= this.maxOffset) return false;
+    const e = this.entryAtSync(queueOffset, Buffer.allocUnsafe(CQ_UNIT_SIZE));
+    if (e.commitLogOffset === commitLogOffset && e.sizeBytes === sizeBytes) return false;
+    const entry = Buffer.allocUnsafe(CQ_UNIT_SIZE);
+    writeInt64(entry, 0, commitLogOffset);
+    entry.writeInt32BE(sizeBytes, 8);
+    writeInt64(entry, 12, tagsCode);
+    if (queueOffset >= this.tailStart) entry.copy(this.tail, (queueOffset - this.tailStart) * CQ_UNIT_SIZE);
+    if (queueOffset < this.writtenIndex) {
+      // Already on disk: written here (the write loop only writes from writtenIndex on) and synced by the next flush.
+      const file = this.fileFor(queueOffset * CQ_UNIT_SIZE);
+      if (!file || file.fd < 0) return false;
+      writevAllSync(file.fd, [entry], queueOffset * CQ_UNIT_SIZE - file.fromOffset);
+      if (this.syncedIndex > queueOffset) this.syncedIndex = queueOffset;
+    }
+    if (commitLogOffset + sizeBytes > this.maxPhysicEnd) this.maxPhysicEnd = commitLogOffset + sizeBytes;
+    this.logger.warn({ topic: this.topic, queueId: this.queueId, queueOffset, found: e, commitLogOffset, sizeBytes },
+      'consume queue: entry differs from its commit-log record (torn by a crash), rewritten');
+    return true;
+  }
+
   private startWriteLoop(): void {
     if (this.writeTimer) {
       clearTimeout(this.writeTimer);

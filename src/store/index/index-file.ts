@@ -191,7 +191,8 @@ export class IndexFile {
   /**
    * Makes a loaded file writable again (start-up): reads its slot table into memory. With `repair` (after an
    * abnormal stop) a slot naming an entry at or beyond indexCount — written after the header of the last
-   * flush — is walked back along the entries' prev links to the newest entry the header covers, or emptied.
+   * flush — is walked back along the entries' prev links to the newest entry the header covers; when the walk
+   * breaks (an entry that never reached the disk), the covered entries are scanned for it instead.
    * Returns the number of slots repaired.
    */
   loadSlotsSync(repair: boolean): number {
@@ -206,6 +207,7 @@ export class IndexFile {
     const words = new Int32Array(table.buffer, table.byteOffset, this.geometry.hashSlotNum);
     const e = Buffer.alloc(INDEX_ENTRY_SIZE);
     let repaired = 0;
+    const lost = new Set<number>();
     for (let s = 0; s < words.length; s++) {
       if (words[s] === 0) continue;
       let v = table.readInt32BE(s * HASH_SLOT_SIZE);
@@ -221,6 +223,9 @@ export class IndexFile {
         v = prev;
       }
       if (v < INVALID_INDEX || v >= this.indexCount) v = INVALID_INDEX;
+      // The walk broke (an entry after the header never reached the disk): the slot's covered chain is found by
+      // scanning the covered entries below, not dropped with it.
+      if (v === INVALID_INDEX) lost.add(s);
       table.writeInt32BE(v, s * HASH_SLOT_SIZE);
       const page = Math.floor((s * HASH_SLOT_SIZE) / SLOT_PAGE_BYTES);
       if (this.dirtyPages[page] === 0) {
@@ -229,8 +234,26 @@ export class IndexFile {
       }
       repaired++;
     }
+    if (lost.size > 0) this.findNewestEntriesSync(lost, table);
     if (repaired > 0) this.headerDirty = true;
     return repaired;
+  }
+
+  /** Sets each slot of `slots` to its newest entry below indexCount (scanning back in chunks), if it has one. */
+  private findNewestEntriesSync(slots: Set<number>, table: Buffer): void {
+    const chunkEntries = 4096;
+    const buf = Buffer.alloc(chunkEntries * INDEX_ENTRY_SIZE);
+    for (let end = this.indexCount; end > 1 && slots.size > 0; end -= chunkEntries) {
+      const start = Math.max(1, end - chunkEntries);
+      const n = end - start;
+      readFullySync(this.fd, buf, 0, n * INDEX_ENTRY_SIZE, this.entriesPos + start * INDEX_ENTRY_SIZE);
+      for (let i = n - 1; i >= 0 && slots.size > 0; i--) {
+        const slot = buf.readInt32BE(i * INDEX_ENTRY_SIZE) % this.geometry.hashSlotNum;
+        if (!slots.has(slot)) continue;
+        slots.delete(slot);
+        table.writeInt32BE(start + i, slot * HASH_SLOT_SIZE);
+      }
+    }
   }
 
   /**
