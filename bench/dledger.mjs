@@ -15,16 +15,16 @@
 // Env: BENCH_SECONDS (5; quick 2), BENCH_RUNS (3; quick 1), BENCH_WARMUP (30; quick 1), BENCH_DLEDGER_OFFICIAL_VERSION
 //      (5.3.3), BENCH_DLEDGER_BACKLOG_MIB, BENCH_OFFICIAL_HEAP (per broker, 1g).
 // Results: bench/results/dledger-<date>.json and a table on stdout. Run `npm run build` first (npm run bench does).
-import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DLedgerGroup, IDS } from '../compat/lib/dledger-group.mjs';
 import { startSender } from '../compat/lib/dledger-sender.mjs';
 import { sleep, waitFor } from '../compat/lib/ha-tools.mjs';
 import { children, killTree, stopAllServers } from '../compat/lib/servers.mjs';
+import { guardProcess } from '../compat/lib/script-args.mjs';
+import { REAL_JAVA, classpath, driver, median } from './java-driver.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -46,51 +46,7 @@ const FILE_BYTES = 1073741824;
 const TOPIC = 'BenchDLedger';
 /** Bounds a group that does not come up or recover (official JVMs start slowly on a loaded box). */
 const TIMEOUT_MS = 240_000;
-const REAL_JAVA = execFileSync('bash', ['-c', 'command -v java'], { encoding: 'utf8' }).trim();
 const log = (m) => process.stderr.write(`[bench-dledger ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-
-function classpath() {
-  const build = path.join(ROOT, 'compat/bench/build.sh');
-  return new Promise((resolve, reject) => {
-    const p = spawn('bash', [build], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (b) => (out += b));
-    p.on('close', (code) => (code === 0 ? resolve(out.trim().split('\n').pop()) : reject(new Error(`build.sh exited ${code}`))));
-  });
-}
-
-/** One stock Java driver process (the real java: PATH may name bench/official-java while official members start). */
-function driver(cp, work, args) {
-  const home = path.join(work, 'driver-home');
-  fs.mkdirSync(home, { recursive: true });
-  const p = spawn(REAL_JAVA, ['-Xms256m', '-Xmx1g', '-XX:+UseG1GC', '-Djava.net.preferIPv4Stack=true', `-Duser.home=${home}`,
-    `-Drocketmq.client.logRoot=${path.join(work, 'driver-logs')}`, '-Drocketmq.client.logLevel=WARN', '-cp', cp, 'bench.Driver', ...args],
-  { stdio: ['ignore', 'pipe', 'ignore'] });
-  children.add(p);
-  const runs = [];
-  readline.createInterface({ input: p.stdout }).on('line', (line) => {
-    let ev;
-    try {
-      ev = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (ev.event === 'run-end') {
-      runs.push(ev.result);
-      log(`    run ${ev.run}: ${Math.round(ev.result.throughput)} msg/s, p99 ${ev.result.lat?.p99?.toFixed(2)} ms${ev.result.errors ? `, ${ev.result.errors} not SEND_OK (${ev.result.lastError})` : ''}`);
-    }
-  });
-  const done = new Promise((resolve) => p.on('close', () => {
-    children.delete(p);
-    resolve(runs);
-  }));
-  return { proc: p, done };
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN;
-};
 
 /** The official members start through bench/official-java (heap set like bench/ha.mjs); ours ignore these. */
 function officialJvmEnv() {
@@ -129,7 +85,7 @@ async function benchGroup(kind, cp, work) {
     r.upMs = Date.now() - t0;
     log(`  ${kind}: group up in ${r.upMs} ms, leader ${await leaderId(g)}; sync sends, 1 KiB, 16 threads`);
     const d = driver(cp, work, ['--mode', 'send', '--namesrv', g.nsAddr, '--topic', TOPIC, '--send', 'sync', '--threads', '16', '--size', '1024',
-      '--warmup', String(CFG.warmup), '--seconds', String(CFG.seconds), '--runs', String(CFG.runs)]);
+      '--warmup', String(CFG.warmup), '--seconds', String(CFG.seconds), '--runs', String(CFG.runs)], { log });
     r.runs = await d.done;
     if (!r.runs.length) throw new Error(`${kind}: the driver finished no run`);
     r.catchUp = await catchUpRun(g, kind, cp, work);
@@ -149,7 +105,7 @@ async function catchUpRun(g, kind, cp, work) {
   const target = start + CFG.backlogMiB * 1024 * 1024;
   log(`  ${kind}: follower ${follower} down, writing ${CFG.backlogMiB} MiB through leader ${leader}`);
   const d = driver(cp, work, ['--mode', 'send', '--namesrv', g.nsAddr, '--topic', TOPIC, '--send', 'sync', '--threads', '16', '--size', '65536',
-    '--warmup', '0', '--seconds', '600', '--runs', '1']);
+    '--warmup', '0', '--seconds', '600', '--runs', '1'], { log });
   await waitFor(async () => (await g.committedPos(leader)) >= target, 900_000, 'the backlog', 500);
   killTree(d.proc, 'SIGKILL');
   await d.done;
@@ -210,7 +166,7 @@ async function failoverRun(g, kind) {
 
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-dledger-'));
-  process.on('SIGINT', () => stopAllServers().finally(() => process.exit(130)));
+  guardProcess('bench-dledger'); // SIGINT and SIGTERM (npm run bench, timeout) stop every server and driver
   const cp = await classpath();
   officialJvmEnv();
   const only = opt('only');

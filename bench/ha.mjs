@@ -14,16 +14,16 @@
 // Env: BENCH_SECONDS (5; quick 2), BENCH_RUNS (3; quick 1), BENCH_WARMUP (30; quick 1), BENCH_OFFICIAL_VERSION
 //      (4.9.8), BENCH_HA_BACKLOG_MIB, BENCH_OFFICIAL_HEAP (per broker, 1g).
 // Results: bench/results/ha-<date>.json and a table on stdout. Run `npm run build` first (npm run bench does).
-import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Group } from '../compat/lib/ha-group.mjs';
 import { Remote, rng, sleep, waitFor } from '../compat/lib/ha-tools.mjs';
 import { consumerFailover } from '../compat/lib/ha-scenarios.mjs';
 import { children, killTree, stopAllServers } from '../compat/lib/servers.mjs';
+import { guardProcess } from '../compat/lib/script-args.mjs';
+import { REAL_JAVA, classpath, driver, median } from './java-driver.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -44,52 +44,7 @@ const CFG = {
   heap: env.BENCH_OFFICIAL_HEAP || '1g',
 };
 const FILE_BYTES = 1073741824;
-const REAL_JAVA = execFileSync('bash', ['-c', 'command -v java'], { encoding: 'utf8' }).trim();
 const log = (m) => process.stderr.write(`[bench-ha ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-
-function classpath() {
-  const build = path.join(ROOT, 'compat/bench/build.sh');
-  return new Promise((resolve, reject) => {
-    const p = spawn('bash', [build], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (b) => (out += b));
-    p.on('close', (code) => (code === 0 ? resolve(out.trim().split('\n').pop()) : reject(new Error(`build.sh exited ${code}`))));
-  });
-}
-
-/** One driver process; resolves its run-end results. `onRun` sees each run start/end (lag sampling). */
-function driver(cp, work, args, hooks = {}) {
-  const home = path.join(work, 'driver-home');
-  fs.mkdirSync(home, { recursive: true });
-  const p = spawn('java', ['-Xms256m', '-Xmx1g', '-XX:+UseG1GC', '-Djava.net.preferIPv4Stack=true', `-Duser.home=${home}`,
-    `-Drocketmq.client.logRoot=${path.join(work, 'driver-logs')}`, '-Drocketmq.client.logLevel=WARN', '-cp', cp, 'bench.Driver', ...args],
-  { stdio: ['ignore', 'pipe', 'ignore'] });
-  children.add(p);
-  const runs = [];
-  readline.createInterface({ input: p.stdout }).on('line', (line) => {
-    let ev;
-    try {
-      ev = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (ev.event === 'run-start') hooks.start?.();
-    if (ev.event === 'run-end') {
-      runs.push({ ...ev.result, ...(hooks.end?.() ?? {}) });
-      log(`    run ${ev.run}: ${Math.round(ev.result.throughput)} msg/s, p99 ${ev.result.lat?.p99?.toFixed(2)} ms${ev.result.errors ? `, ${ev.result.errors} not SEND_OK (${ev.result.lastError})` : ''}`);
-    }
-  });
-  const done = new Promise((resolve) => p.on('close', () => {
-    children.delete(p);
-    resolve(runs);
-  }));
-  return { proc: p, done };
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN;
-};
 
 function pct(xs, q) {
   const s = [...xs].sort((a, b) => a - b);
@@ -111,7 +66,7 @@ async function sendRuns(kind, role, cp, work, remote) {
     let sampling = null;
     log(`  ${g.label} ${role}: sync sends, 1 KiB, 16 threads`);
     const d = driver(cp, work, ['--mode', 'send', '--namesrv', g.nsAddr, '--topic', topic, '--send', 'sync', '--threads', '16', '--size', '1024',
-      '--warmup', String(CFG.warmup), '--seconds', String(CFG.seconds), '--runs', String(CFG.runs)], {
+      '--warmup', String(CFG.warmup), '--seconds', String(CFG.seconds), '--runs', String(CFG.runs)], { log, hooks: {
       start: () => {
         lags.length = 0;
         sampling = setInterval(async () => {
@@ -125,7 +80,7 @@ async function sendRuns(kind, role, cp, work, remote) {
         clearInterval(sampling);
         return { lagP50: pct(lags, 0.5), lagP99: pct(lags, 0.99), lagMax: Math.max(0, ...lags) };
       },
-    });
+    } });
     const runs = await d.done;
     let catchUp;
     if (role === 'ASYNC_MASTER') catchUp = await catchUpRun(g, cp, work, remote, topic);
@@ -141,7 +96,7 @@ async function catchUpRun(g, cp, work, remote, topic) {
   const target = start + CFG.backlogMiB * 1024 * 1024;
   log(`  ${g.label}: slave down, writing ${CFG.backlogMiB} MiB to the master`);
   const d = driver(cp, work, ['--mode', 'send', '--namesrv', g.nsAddr, '--topic', topic, '--send', 'sync', '--threads', '16', '--size', '65536',
-    '--warmup', '0', '--seconds', '600', '--runs', '1']);
+    '--warmup', '0', '--seconds', '600', '--runs', '1'], { log });
   await waitFor(async () => (await remote.maxPhyOffset(g.masterAddr)) >= target, 900_000, 'the backlog', 500);
   killTree(d.proc, 'SIGKILL');
   await d.done;
@@ -168,7 +123,7 @@ async function catchUpRun(g, cp, work, remote, topic) {
 
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-ha-'));
-  process.on('SIGINT', () => stopAllServers().finally(() => process.exit(130)));
+  guardProcess('bench-ha'); // SIGINT and SIGTERM (npm run bench, timeout) stop every server and driver
   const cp = await classpath();
   const remote = new Remote();
   const kinds = opt('only') === 'ours' ? ['ours'] : opt('only') === 'official' ? [CFG.officialVersion] : [CFG.officialVersion, 'ours'];

@@ -43,7 +43,11 @@ export function guardProcess(script, beforeStop = () => undefined) {
   const stop = () => {
     beforeStop();
     for (const ch of children) killTree(ch, 'SIGKILL');
-    stopAllServers().finally(() => process.exit(130));
+    // the script's own flow goes on while the servers stop and may start a child meanwhile: sweep again
+    stopAllServers().finally(() => {
+      for (const ch of children) killTree(ch, 'SIGKILL');
+      process.exit(130);
+    });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
