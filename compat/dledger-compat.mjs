@@ -150,19 +150,7 @@ async function runRow(row, index, tmp, logDir, sends) {
     check(ledSides.size === 2, `both kinds led: ${figures.leaders.join(' → ')}`);
 
     // quiet: a master and every member at its committed position (twice in a row, a second apart)
-    let master = null;
-    let committedPos = -1;
-    let last = '';
-    await waitFor(async () => {
-      master = await group.masterAddr();
-      if (!master) return false;
-      const pos = await Promise.all(IDS.map((id) => group.committedPos(id)));
-      const key = pos.join(',');
-      const same = pos.every((p) => p === pos[0]) && key === last;
-      last = key;
-      committedPos = pos[0];
-      return same && (await group.masterAddr()) === master;
-    }, RECOVER_TIMEOUT_MS, 'every member at the same committed position', 1000);
+    const { master, committedPos } = await group.waitSettled(RECOVER_TIMEOUT_MS);
     const result = await checkGroup(group, master, TOPIC, QUEUES, sender.acked, committedPos);
     Object.assign(figures, result.figures, { sent: sender.tried, failedSends: sender.failedAt.length });
     check(result.failures.length === 0, `checker: ${sender.acked.length} acknowledged of ${sender.tried} sent, ${result.figures.stored} stored, ` +

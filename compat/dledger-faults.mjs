@@ -173,17 +173,7 @@ async function main() {
   let committedPos = -1;
   let settleError = null;
   try {
-    let last = '';
-    await waitFor(async () => {
-      master = await group.masterAddr();
-      if (!master) return false;
-      const pos = await Promise.all(IDS.map((id) => group.committedPos(id)));
-      const key = pos.join(',');
-      const same = pos.every((p) => p === pos[0]) && key === last;
-      last = key;
-      committedPos = pos[0];
-      return same && (await group.masterAddr()) === master;
-    }, RECOVER_TIMEOUT_MS, 'every member at the same committed position', 1000);
+    ({ master, committedPos } = await group.waitSettled(RECOVER_TIMEOUT_MS));
   } catch (e) {
     settleError = e.message;
   }

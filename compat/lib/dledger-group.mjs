@@ -155,6 +155,27 @@ export class DLedgerGroup {
     }, timeoutMs, `${topic} on every member`, 1000);
   }
 
+  /**
+   * Waits until the group is quiet: a master in the route and every member at the same committed position, the same
+   * in two looks a second apart. Resolves { master, committedPos }; rejects with `what` after timeoutMs.
+   */
+  async waitSettled(timeoutMs, what = 'every member at the same committed position') {
+    let master = null;
+    let committedPos = -1;
+    let last = '';
+    await waitFor(async () => {
+      master = await this.masterAddr();
+      if (!master) return false;
+      const pos = await Promise.all(IDS.map((id) => this.committedPos(id)));
+      const key = pos.join(',');
+      const same = pos.every((p) => p === pos[0]) && key === last;
+      last = key;
+      committedPos = pos[0];
+      return same && (await this.masterAddr()) === master;
+    }, timeoutMs, what, 1000);
+    return { master, committedPos };
+  }
+
   /** The committed position each member reports (commitLogMaxOffset = DLedgerCommitLog.getMaxOffset). */
   async committedPos(id) {
     return this.remote.maxPhyOffset(this.addr(id));
