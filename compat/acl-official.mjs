@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { OfficialServer, OursServer, ROOT, children, killTree, run } from './lib/servers.mjs';
+import { OfficialServer, OursServer, ROOT, run } from './lib/servers.mjs';
+import { guardProcess } from './lib/script-args.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? 'true']));
 const version = args['official-version'] ?? '4.9.8';
@@ -19,10 +20,7 @@ const logDir = path.join(ROOT, 'compat/results', `acl-${stamp}`);
 fs.mkdirSync(logDir, { recursive: true });
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-acl-'));
 
-process.on('SIGINT', () => {
-  for (const c of children) killTree(c, 'SIGKILL');
-  process.exit(130);
-});
+guardProcess('acl-official');
 
 /** "[acl] ..." lines of a run, in order. */
 const outcomes = (output) => output.split('\n').map((l) => l.replace(/^\s*acl_test\.go:\d+: /, '').trim()).filter((l) => l.startsWith('[acl]'));

@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { OfficialServer, OursServer, ROOT, children, killTree, run } from './lib/servers.mjs';
+import { OfficialServer, OursServer, ROOT, run } from './lib/servers.mjs';
+import { guardProcess } from './lib/script-args.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? 'true']));
 const version = args['official-version'] ?? '5.3.3';
@@ -18,10 +19,7 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const logDir = path.join(ROOT, 'compat/results', `acl2-${stamp}`);
 fs.mkdirSync(logDir, { recursive: true });
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-acl2-'));
-process.on('SIGINT', () => {
-  for (const c of children) killTree(c, 'SIGKILL');
-  process.exit(130);
-});
+guardProcess('acl2-official');
 
 const OFFICIAL_EXTRA = [
   'authenticationEnabled=true',

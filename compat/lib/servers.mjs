@@ -314,20 +314,25 @@ export class OfficialServer {
     fs.mkdirSync(this.store, { recursive: true });
     const env = { ...this.env, ...(this.extra ? { OFFICIAL_BROKER_EXTRA: this.extra } : {}) };
     if (this.namesrvAddr) Object.assign(env, { OFFICIAL_NO_NAMESRV: '1', OFFICIAL_BROKER_NAMESRV: this.namesrvAddr });
+    // listed before official.sh runs: a Ctrl-C / SIGTERM during a start must stop the JVMs it already spawned
+    // (official.sh writes their pid files at once; a SIGTERM mid-start left the official namesrv running)
+    this.starting = true;
+    liveServers.add(this);
     const r = await run('bash', [OFFICIAL, 'start', this.version, this.store, String(this.ports.ns), String(this.ports.broker)],
       { logFile: this.logFile, env });
     if (r.code !== 0 || !/^ready ns=/m.test(r.output)) {
       throw new Error(`official.sh start failed (exit ${r.code}):\n${r.output.slice(-2000)}`);
     }
+    this.starting = false;
     this.started = true;
-    liveServers.add(this);
   }
 
   async stop() {
     liveServers.delete(this);
-    if (!this.started) return;
+    if (!this.started && !this.starting) return;
     await run('bash', [OFFICIAL, 'stop', this.store], { logFile: this.logFile });
     this.started = false;
+    this.starting = false;
     this.outOfMemoryLines += keepOfficialWarnings([path.join(this.store, 'logs'), path.join(this.store, 'home/logs')], this.warnFile, this.logsSeen);
   }
 
