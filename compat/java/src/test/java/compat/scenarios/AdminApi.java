@@ -14,6 +14,7 @@ import org.apache.rocketmq.client.impl.MQClientAPIImpl;
 import org.apache.rocketmq.client.impl.MQClientManager;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.exception.RemotingSendRequestException;
 
 /**
  * Admin calls through the stock client's own MQClientAPIImpl (what mqadmin does, without rocketmq-tools on the
@@ -33,7 +34,7 @@ final class AdminApi {
 
     /** Address of the (only) master broker the nameserver knows. */
     static String masterAddr(MQClientAPIImpl api) throws Exception {
-        var info = api.getBrokerClusterInfo(TIMEOUT_MS);
+        var info = onceMore(() -> api.getBrokerClusterInfo(TIMEOUT_MS));
         List<String> addrs = new ArrayList<>();
         for (var bd : info.getBrokerAddrTable().values()) {
             String a = bd.getBrokerAddrs().get(0L);
@@ -47,11 +48,31 @@ final class AdminApi {
         return addrs.get(0);
     }
 
+    interface Call<T> {
+        T call() throws Exception;
+    }
+
+    /**
+     * One more try when the request could not be written: the stock client closes a channel whose call timed out
+     * (its own 3 s route refresh on a starved machine: load average 30-40 in a 2026-12-02 CI run), and a request of
+     * ours sent on that channel meanwhile fails with "send request to <addr> failed" without reaching the server.
+     */
+    static <T> T onceMore(Call<T> c) throws Exception {
+        try {
+            return c.call();
+        } catch (RemotingSendRequestException e) {
+            return c.call();
+        }
+    }
+
     /** UPDATE_AND_CREATE_TOPIC (17) to the broker, as mqadmin updateTopic does. */
     static void createTopic(MQClientAPIImpl api, String brokerAddr, String topic, int read, int write, int perm)
         throws Exception {
         TopicConfig tc = new TopicConfig(topic, read, write, perm);
-        api.createTopic(brokerAddr, "TBW102", tc, TIMEOUT_MS);
+        onceMore(() -> {
+            api.createTopic(brokerAddr, "TBW102", tc, TIMEOUT_MS);
+            return null;
+        });
     }
 
     // ------------------------------------------------------------------ object -> JSON-able tree
