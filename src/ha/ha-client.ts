@@ -145,9 +145,10 @@ export class HaClient {
         onFrame: (offset, body) => {
           if (body.length === 0) return true;
           const refused = this.log.appendReplicated(offset, body);
+          const bytes = body.reduce((n, b) => n + b.length, 0);
           if (refused) {
             this.stats.refusedFrames++;
-            this.drop(socket, `frame at ${offset} (${body.length} bytes) refused: ${refused.refused}`, 'error');
+            this.drop(socket, `frame at ${offset} (${bytes} bytes) refused: ${refused.refused}`, 'error');
             return false;
           }
           this.stats.frames++;

@@ -73,19 +73,24 @@ export class ReportReader {
 export interface FrameHandler {
   /** The header arrived (the body may not have yet): false stops reading (Java checks the offset right here). */
   onHeader(offset: number, bodyBytes: number): boolean;
-  /** A whole frame; `body` is a view valid only during the call. False stops reading. */
-  onFrame(offset: number, body: Buffer): boolean;
+  /**
+   * A whole frame; `body` is its bytes as views of the chunks TCP delivered them in (one view when they came in one
+   * chunk; Node never reuses a chunk, so the views stay valid). False stops reading.
+   */
+  onFrame(offset: number, body: readonly Buffer[]): boolean;
 }
 
 /**
- * The slave's side: headers and bodies cut anywhere by TCP. A body inside one chunk is handed on as a view; one
- * spread over chunks is gathered into a buffer of its own. A header announcing a negative size, more than
+ * The slave's side: headers and bodies cut anywhere by TCP. Bodies are handed on as views of the chunks, never
+ * joined (the slave copies them once, into its log). A header announcing a negative size, more than
  * `maxBodyBytes`, or an offset that is not a safe integer is reported through `onBadHeader` and stops reading.
  */
 export class FrameReader {
   private readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
   private headerHave = 0;
-  private body: Buffer | null = null;
+  /** Views of the body received so far (null between frames) and the size the header announced. */
+  private body: Buffer[] | null = null;
+  private bodyBytes = 0;
   private bodyHave = 0;
   private offset = 0;
   private stopped = false;
@@ -117,24 +122,25 @@ export class FrameReader {
           return;
         }
         if (size === 0) {
-          if (!h.onFrame(offset, EMPTY)) this.stopped = true;
+          if (!h.onFrame(offset, [])) this.stopped = true;
           continue;
         }
         if (chunk.length - i >= size) {
           const view = chunk.subarray(i, i + size);
           i += size;
-          if (!h.onFrame(offset, view)) this.stopped = true;
+          if (!h.onFrame(offset, [view])) this.stopped = true;
           continue;
         }
         this.offset = offset;
-        this.body = Buffer.allocUnsafe(size);
+        this.body = [];
+        this.bodyBytes = size;
         this.bodyHave = 0;
       }
-      const n = Math.min(this.body.length - this.bodyHave, chunk.length - i);
-      chunk.copy(this.body, this.bodyHave, i, i + n);
+      const n = Math.min(this.bodyBytes - this.bodyHave, chunk.length - i);
+      this.body.push(chunk.subarray(i, i + n));
       this.bodyHave += n;
       i += n;
-      if (this.bodyHave === this.body.length) {
+      if (this.bodyHave === this.bodyBytes) {
         const body = this.body;
         this.body = null;
         if (!h.onFrame(this.offset, body)) this.stopped = true;
@@ -143,4 +149,3 @@ export class FrameReader {
   }
 }
 
-const EMPTY = Buffer.alloc(0);

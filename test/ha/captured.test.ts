@@ -36,7 +36,7 @@ describe.each(files)('captured %s', (file) => {
       throw new Error(reason);
     });
     for (const c of stream('master→slave')) {
-      reader.push(c.bytes, { onHeader: () => true, onFrame: (offset, body) => (frames.push({ offset, body: Buffer.from(body) }), true) });
+      reader.push(c.bytes, { onHeader: () => true, onFrame: (offset, body) => (frames.push({ offset, body: Buffer.concat(body) }), true) });
     }
     let next = 0;
     let heartbeats = 0;

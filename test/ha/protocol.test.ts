@@ -53,7 +53,7 @@ describe('transfer frames (master → slave)', () => {
       for (const c of chunks) {
         reader.push(c, {
           onHeader: (o, n) => (got.push(`h ${o} ${n}`), true),
-          onFrame: (o, b) => (got.push(`f ${o} ${b.toString()}`), true),
+          onFrame: (o, b) => (got.push(`f ${o} ${Buffer.concat(b).toString()}`), true),
         });
       }
       expect(got).toEqual(['h 4096 0', 'f 4096 ', 'h 4096 20', `f 4096 ${body}`, 'h 4116 3', 'f 4116 xyz']);

@@ -58,10 +58,13 @@ function fileBytes(store: DefaultMessageStore, from: number, to: number): Buffer
 
 describe('replicated appends', () => {
   it('rebuilds the log byte for byte and the queues and index entry for entry, whatever the frame cuts', async () => {
+    const IPV6 = Buffer.from('20010db8000000000000000000000001', 'hex');
     const master = await open('master');
     const slave = await open('slave', { brokerRole: 'SLAVE' });
     for (let i = 0; i < 120; i++) {
-      const r = await master.putMessage(makeMessage(`T${i % 3}`, i % 2, `body-${i}-${'x'.repeat(i * 7)}`, { keys: `k${i}`, tags: `t${i % 4}` }));
+      // every fifth with IPv6 hosts: the header fields before the body move (sysFlag BORNHOST_V6 / STOREHOSTADDRESS_V6)
+      const v6 = i % 5 === 4 ? { bornHost: IPV6, storeHost: IPV6 } : {};
+      const r = await master.putMessage(makeMessage(`T${i % 3}`, i % 2, `body-${i}-${'x'.repeat(i * 7)}`, { keys: `k${i}`, tags: `t${i % 4}`, ...v6 }));
       expect(r.status).toBe('PUT_OK');
     }
     // 4 KiB files: the master rolled several times (BLANK + padding shipped as they are).
@@ -132,11 +135,18 @@ describe('replicated appends', () => {
     const moved = Buffer.from(all.subarray(first));
     moved.writeBigInt64BE(BigInt(first + 16), 28);
     expect(slave.commitLog.appendReplicated(first, moved)?.refused).toMatch(/says it is at/);
+    // A frame in parts (as TCP cut it) whose second part is bad: nothing of the first part is taken either.
+    const second = all.readInt32BE(first);
+    const badTail = Buffer.from(all.subarray(first + 40, first + second + 8));
+    badTail.writeUInt32BE(0x41414141, second - 40 + 4); // the next record's magic code
+    expect(slave.commitLog.appendReplicated(first, [all.subarray(first, first + 40), badTail])?.refused).toMatch(/no record/);
+    expect(slave.commitLog.appendOffset).toBe(first);
     // Past our file end (another mappedFileSizeCommitLog).
     expect(slave.commitLog.appendReplicated(first, Buffer.alloc(5000))?.refused).toMatch(/file end/);
     expect(slave.commitLog.appendOffset).toBe(first);
-    // The right bytes are still taken afterwards.
-    expect(slave.commitLog.appendReplicated(first, all.subarray(first))).toBeUndefined();
+    // The right bytes are still taken afterwards, in parts cut anywhere.
+    const rest = all.subarray(first);
+    expect(slave.commitLog.appendReplicated(first, [rest.subarray(0, 3), rest.subarray(3, 50), rest.subarray(50)])).toBeUndefined();
     await slave.commitLog.drain();
     expect(slave.getMaxOffsetInQueue('R', 0)).toBe(3);
   });

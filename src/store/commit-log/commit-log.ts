@@ -498,8 +498,11 @@ export class CommitLog implements CommitLogPort {
    * The bytes are copied into the tail cache and written by the writer like any append; the records completed by
    * them are dispatched once written.
    */
-  appendReplicated(offset: number, bytes: Buffer): ReplicaAppendRefusal | undefined {
+  appendReplicated(offset: number, bytes: Buffer | readonly Buffer[]): ReplicaAppendRefusal | undefined {
     if (this.failure) return { refused: `the commit log stopped after a write failure: ${this.failure.message}` };
+    const parts = Array.isArray(bytes) ? bytes : [bytes as Buffer];
+    let total = 0;
+    for (const p of parts) total += p.length;
     const size = this.segmentSize;
     if (this.writeOffset === 0 && offset !== 0) {
       // An empty slave takes the offset its master starts it at (the start of the master's last file).
@@ -511,23 +514,34 @@ export class CommitLog implements CommitLogPort {
       return { refused: `frame at offset ${offset}, but this log ends at ${this.writeOffset}` };
     }
     const fileEnd = offset - (offset % size) + size;
-    if (offset + bytes.length > fileEnd) {
+    if (offset + total > fileEnd) {
       return {
-        refused: `frame [${offset}, ${offset + bytes.length}) crosses this log's file end ${fileEnd}: ` +
+        refused: `frame [${offset}, ${offset + total}) crosses this log's file end ${fileEnd}: ` +
           `is mappedFileSizeCommitLog (${size}) the master's?`,
       };
     }
-    const scan = scanReplicated(this.replicaScan, offset, bytes, size, this.delayLevelsMs);
-    if (!scan.ok) return { refused: scan.reason };
+    // Every part scanned before anything is appended: a frame is taken or refused whole.
+    let state = this.replicaScan;
+    let lastStoreTimestamp = 0;
+    const entries: WrittenRecord[] = [];
+    for (let i = 0, at = offset; i < parts.length; at += parts[i]!.length, i++) {
+      const scan = scanReplicated(state, at, parts[i]!, size, this.delayLevelsMs);
+      if (!scan.ok) return { refused: scan.reason };
+      for (const e of scan.entries) entries.push(e);
+      state = scan.state;
+      if (scan.lastStoreTimestamp > 0) lastStoreTimestamp = scan.lastStoreTimestamp;
+    }
+    if (total === 0) return undefined;
     const seg = this.currentSegment();
-    const { buf, pos } = this.cache.reserve(offset, bytes.length);
-    bytes.copy(buf, pos);
-    this.addOp(seg, offset - seg.fromOffset, buf.subarray(pos, pos + bytes.length));
-    for (const e of scan.entries) this.entries.push(e);
-    this.replicaScan = scan.state;
-    this.writeOffset += bytes.length;
-    this.pendingBytes += bytes.length;
-    if (scan.lastStoreTimestamp > 0) this.pendingStoreTimestamp = scan.lastStoreTimestamp;
+    const { buf, pos } = this.cache.reserve(offset, total);
+    let end = pos;
+    for (const p of parts) end += p.copy(buf, end);
+    this.addOp(seg, offset - seg.fromOffset, buf.subarray(pos, end));
+    for (const e of entries) this.entries.push(e);
+    this.replicaScan = state;
+    this.writeOffset += total;
+    this.pendingBytes += total;
+    if (lastStoreTimestamp > 0) this.pendingStoreTimestamp = lastStoreTimestamp;
     this.scheduleWriter();
     return undefined;
   }

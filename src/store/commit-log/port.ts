@@ -113,8 +113,10 @@ export interface CommitLogPort {
    * offset (an empty log takes the start of any file), the bytes must stay inside one file and continue the log's
    * records (every record where its PHYSICALOFFSET says). The complete records are dispatched once written, like
    * recovery re-dispatches them; a record received in part waits for the rest. Refused (nothing appended) otherwise.
+   * `bytes` may come as the parts of one frame. The caller must not change them afterwards: the part of a record
+   * received in part is kept as a view of them.
    */
-  appendReplicated(offset: number, bytes: Buffer): ReplicaAppendRefusal | undefined;
+  appendReplicated(offset: number, bytes: Buffer | readonly Buffer[]): ReplicaAppendRefusal | undefined;
   /**
    * Before a slave's log takes appends of its own (it becomes a master): waits for pending writes, then drops a
    * trailing record received in part and steps over padding after a BLANK, so appends start on a record boundary.
