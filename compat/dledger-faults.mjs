@@ -222,6 +222,7 @@ async function main() {
   say(`${failures.length ? 'FAIL' : 'PASS'} seed ${o.seed}: ${rows.length} faults, ${acked.length} acknowledged of ${tried} sent ` +
     `(${failedSends} failed sends), ${changes} master changes; leader kills: new master after ${kills.length ? `${kills[0]}-${kills.at(-1)} ms ` +
     `(median ${kills[(kills.length - 1) >> 1]} ms)` : '-'}; ${JSON.stringify(figures)}, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const s of senders.filter((x) => x.failuresByError && x.failedAt.length)) say(`  ${s.name} sender, failed sends by error: ${JSON.stringify(s.failuresByError)}`);
   for (const f of failures) say(`  FAIL ${f}`);
   if (failures.length) say(`replay: node compat/dledger-faults.mjs ${replay}`);
   if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, faults: o.faults, kinds: o.kinds, members: o.members, senders: o.senders, rows, figures, failures }, null, 2)}\n`);

@@ -79,10 +79,11 @@ async function launch(role, args, logDir, onLine) {
 /**
  * A Go producer with default settings (but the name server) sending unique bodies `${bodyPrefix}-<pid>-<n>` to
  * `topic` one at a time. acked: [{ body, queueId, queueOffset, msgId (offset msgId), uniqId, brokerName, sentAt, at }]
- * in arrival order; failedAt: times of failed sends; failures: their error texts (first 200).
+ * in arrival order; failedAt: times of failed sends; failures: their error texts (first 200); failuresByError:
+ * every failure counted by its text with the numbers (ports, addresses) replaced by N.
  */
 export function startSender(nsAddr, topic, producerGroup, bodyPrefix, { logDir } = {}) {
-  const s = { name, acked: [], failedAt: [], failures: [], tried: 0, error: null };
+  const s = { name, acked: [], failedAt: [], failures: [], failuresByError: {}, tried: 0, error: null };
   let stopRequested = false;
   let proc = null;
   let markReady;
@@ -109,7 +110,10 @@ export function startSender(nsAddr, topic, producerGroup, bodyPrefix, { logDir }
         } else {
           s.tried++;
           s.failedAt.push(m.at);
-          if (s.failures.length < 200) s.failures.push(m.error ?? `status ${m.status}`);
+          const why = m.error ?? `status ${m.status}`;
+          if (s.failures.length < 200) s.failures.push(why);
+          const key = why.replace(/\d+/g, 'N');
+          s.failuresByError[key] = (s.failuresByError[key] ?? 0) + 1;
         }
       });
     } catch (e) {

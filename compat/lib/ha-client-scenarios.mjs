@@ -160,7 +160,7 @@ export async function producerFailoverWith(client, kind, env, random) {
       slowestSendMs: Math.max(0, ...s.acked.map((x) => x.at - x.sentAt)),
       okAfterKill: { 'broker-a': after.filter((x) => x.brokerName === 'broker-a').length, 'broker-b': after.filter((x) => x.brokerName === 'broker-b').length },
     });
-    if (s.failures.length) figures.firstError = s.failures.find((f, i) => i >= failedBefore) ?? s.failures[0];
+    if (s.failedAt.length) figures.failuresByError = s.failuresByError;
     if (!figures.okAfterKill['broker-b']) return fail('no SEND_OK on broker-b after master-a was killed', figures);
     if (results.slice(-10).some((r) => !r.ok)) return fail('the producer had not recovered by the end (failures among the last 10 sends)', figures);
     return { status: 'PASS', reason: '', figures };
