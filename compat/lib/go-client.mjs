@@ -22,7 +22,7 @@ export function buildGoClient(logDir) {
     const logFile = logDir ? path.join(logDir, 'go-client-build.log') : undefined;
     fs.mkdirSync(path.dirname(BIN), { recursive: true });
     for (const args of [['mod', 'download'], ['build', '-o', BIN, '.']]) {
-      const r = await run('go', args, { cwd: SRC, logFile, timeoutMs: 600_000 });
+      const r = await run('go', args, { cwd: SRC, logFile, timeoutMs: 1_200_000 }); // a fresh GOCACHE compiles the standard library too (7 min at load 18)
       if (r.code !== 0) throw new Error(`go ${args.join(' ')} in compat/go-client failed (${r.code}): ${r.output.trim().slice(-400)}`);
     }
     return BIN;
