@@ -2,7 +2,7 @@
 // scripts: compat/go-client built once per run into compat/.cache/go-client/ (git-ignored; modules through the Go
 // module proxy, as compat/go/run.sh does), then one process per role reading its JSON lines:
 //   startSender(...)        the shape of dledger-sender.mjs's: acked, failedAt, tried, okSince(t), done; stop with
-//                           `s.sending = false` (SIGTERM, the program stops after the send under way)
+//                           `s.sending = false` or `await s.stop()` (SIGTERM, the program stops after the send under way)
 //   startPushConsumer(...)  received (one entry per delivery), ready, close()
 // Every process joins servers.mjs's `children`, so a script's guard kills it on a crash or Ctrl-C.
 import { spawn } from 'node:child_process';
@@ -126,6 +126,11 @@ export function startSender(nsAddr, topic, producerGroup, bodyPrefix, { logDir }
     if (code !== 0 && !s.error) s.error = `go producer exited ${code}: ${stderr.trim().slice(-300)}`;
     markReady();
   })();
+  /** Stops sending (as `sending = false`); resolves once the process ended. */
+  s.stop = () => {
+    s.sending = false;
+    return s.done;
+  };
   s.okSince = (t) => {
     let n = 0;
     for (let i = s.acked.length - 1; i >= 0 && s.acked[i].at > t; i--) n++;
