@@ -14,7 +14,10 @@
 // queue-offset order, and the three members' dledger-nX/data files byte-identical up to the committed position.
 //
 //   node compat/dledger-faults.mjs [--seed=N] [--faults=20] [--kinds=kill,stall,partition] [--json=FILE]
-//        [--members=ours,ours,ours] [--log-dir=DIR] [--keep]
+//        [--members=ours,ours,ours] [--senders=ali-ons,go] [--log-dir=DIR] [--keep]
+// --senders: the stock producers sending at the same time (default ali-ons; go: github.com/apache/rocketmq-client-go/v2
+// with default settings, compat/go-client built on first use); a fault has recovered once every sender has 5 new
+// SEND_OKs, and the checker covers every sender's acknowledgements.
 // --members: the kind of n0, n1, n2 (ours, 5.3.3, 4.9.8: official brokers through official.sh), e.g.
 // --members=5.3.3,5.3.3,5.3.3 runs the same schedule on an all-official group (failover times side by side).
 //   npm run dledger:faults -- --seed=7                 (builds first)
@@ -28,27 +31,32 @@ import path from 'node:path';
 import { DLedgerGroup, IDS, KINDS as MEMBER_KINDS } from './lib/dledger-group.mjs';
 import { checkGroup } from './lib/dledger-check.mjs';
 import { startSender } from './lib/dledger-sender.mjs';
+import { startSender as startGoSender } from './lib/go-client.mjs';
 import { rng, sleep, waitFor } from './lib/ha-tools.mjs';
 import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 
 const TOPIC = 'DLedgerFaultTopic';
 const QUEUES = 4;
 const KINDS = ['kill', 'stall', 'partition'];
+const SENDERS = ['ali-ons', 'go'];
 /** Bounds for a group that does not recover (a deadline only bounds a broken server). */
 const RECOVER_TIMEOUT_MS = 120_000;
 const say = sayer('dledger-faults');
 
 function parseArgs(argv) {
-  const o = parseFlags('dledger-faults', argv, { seed: '', faults: '20', kinds: KINDS.join(','), members: 'ours,ours,ours', json: '', logDir: '', keep: false });
+  const o = parseFlags('dledger-faults', argv, { seed: '', faults: '20', kinds: KINDS.join(','), members: 'ours,ours,ours', senders: 'ali-ons', json: '', logDir: '', keep: false });
   const kinds = o.kinds.split(',').map((s) => s.trim()).filter(Boolean);
   const bad = kinds.filter((k) => !KINDS.includes(k));
   const members = o.members.split(',').map((s) => s.trim());
   const faults = Number(o.faults);
-  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0 || members.length !== IDS.length || !members.every((m) => MEMBER_KINDS.includes(m))) {
-    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ${MEMBER_KINDS.join(',')} (got ${o.kinds}, ${o.faults}, ${o.members})`);
+  const senders = [...new Set(o.senders.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0 || members.length !== IDS.length || !members.every((m) => MEMBER_KINDS.includes(m)) ||
+    !senders.length || !senders.every((x) => SENDERS.includes(x))) {
+    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ${MEMBER_KINDS.join(',')}, --senders from ${SENDERS.join(',')} ` +
+      `(got ${o.kinds}, ${o.faults}, ${o.members}, ${o.senders})`);
     process.exit(2);
   }
-  return { ...o, kinds, members, faults, seed: seedOf(o.seed) };
+  return { ...o, kinds, members, faults, senders, seed: seedOf(o.seed) };
 }
 
 /** The schedule drawn from the seed: kind, leader or follower, which follower, how long, the pause before it. */
@@ -66,16 +74,19 @@ function schedule(seed, count, kinds) {
   return out;
 }
 
-/** A master in the route, every member registered, and 5 SEND_OKs after `since`. */
-async function recovered(group, sender, since) {
+/** A master in the route, every member registered, and 5 SEND_OKs after `since` for every sender. */
+async function recovered(group, senders, since) {
   await waitFor(async () => {
     const route = await group.route();
     const addrs = Object.values(route);
-    return route['0'] !== undefined && IDS.every((id) => addrs.includes(group.addr(id))) && sender.okSince(since) >= 5;
-  }, RECOVER_TIMEOUT_MS, 'a master, three registered members and sends succeeding again', 200);
+    return route['0'] !== undefined && IDS.every((id) => addrs.includes(group.addr(id))) && senders.every((s) => s.okSince(since) >= 5);
+  }, RECOVER_TIMEOUT_MS, `a master, three registered members and sends succeeding again (SEND_OKs since: ${senders.map((s) => s.name).join('/')})`, 200)
+    .catch((e) => {
+      throw new Error(`${e.message}: ${senders.map((s) => s.okSince(since)).join('/')}`);
+    });
 }
 
-async function runFault(group, sender, f, index) {
+async function runFault(group, senders, f, index) {
   await sleep(f.gapMs);
   const master = await group.masterAddr();
   const leaderId = group.idOf(master);
@@ -83,7 +94,7 @@ async function runFault(group, sender, f, index) {
   const target = f.leader && leaderId ? leaderId : followers[f.follower];
   const wasLeader = target === leaderId;
   const t0 = Date.now();
-  const failed0 = sender.failedAt.length;
+  const failed0 = senders.map((s) => s.failedAt.length);
   const row = { index, fault: `${f.kind} ${target} (${wasLeader ? 'leader' : 'follower'})`, downMs: f.downMs, newMasterMs: null, firstOkMs: null };
   let watching = true;
   const watch = (async () => {
@@ -111,7 +122,7 @@ async function runFault(group, sender, f, index) {
   const endAt = Date.now();
   let error = null;
   try {
-    await recovered(group, sender, endAt);
+    await recovered(group, senders, endAt);
   } catch (e) {
     error = e.message;
   }
@@ -119,9 +130,15 @@ async function runFault(group, sender, f, index) {
   await watch;
   // the first SEND_OK of a send that began after the fault did (not one already under way; after a kill, once the
   // process was gone)
-  const firstOk = sender.acked.find((a) => a.sentAt > goneAt);
-  row.firstOkMs = firstOk ? firstOk.at - t0 : null;
-  row.failedSends = sender.failedAt.length - failed0;
+  const firstOks = senders.map((s) => {
+    const a = s.acked.find((x) => x.sentAt > goneAt);
+    return a ? a.at - t0 : null;
+  });
+  row.firstOkMs = firstOks.every((v) => v !== null) ? Math.min(...firstOks) : null;
+  row.failedSends = senders.reduce((n, s, i) => n + s.failedAt.length - failed0[i], 0);
+  if (senders.length > 1) {
+    row.bySender = Object.fromEntries(senders.map((s, i) => [s.name, { firstOkMs: firstOks[i], failedSends: s.failedAt.length - failed0[i] }]));
+  }
   row.recoveredMs = Date.now() - t0;
   row.error = error;
   return row;
@@ -130,9 +147,11 @@ async function runFault(group, sender, f, index) {
 const cell = (v, w) => String(v ?? '-').padEnd(w);
 
 function printTable(rows) {
-  say(`  ${cell('#', 3)} ${cell('fault', 24)} ${cell('down ms', 8)} ${cell('new master ms', 14)} ${cell('first ok ms', 12)} ${cell('failed sends', 13)} recovered ms`);
+  const per = (r, k) => (r.bySender ? Object.values(r.bySender).map((v) => v[k] ?? '-').join('/') : r[k]);
+  say(`  ${cell('#', 3)} ${cell('fault', 24)} ${cell('down ms', 8)} ${cell('new master ms', 14)} ${cell('first ok ms', 14)} ${cell('failed sends', 13)} recovered ms` +
+    `${rows[0]?.bySender ? `   (per sender: ${Object.keys(rows[0].bySender).join('/')})` : ''}`);
   for (const r of rows) {
-    say(`  ${cell(r.index, 3)} ${cell(r.fault, 24)} ${cell(r.downMs, 8)} ${cell(r.newMasterMs, 14)} ${cell(r.firstOkMs, 12)} ${cell(r.failedSends, 13)} ${r.recoveredMs}${r.error ? `  NOT RECOVERED: ${r.error}` : ''}`);
+    say(`  ${cell(r.index, 3)} ${cell(r.fault, 24)} ${cell(r.downMs, 8)} ${cell(r.newMasterMs, 14)} ${cell(per(r, 'firstOkMs'), 14)} ${cell(per(r, 'failedSends'), 13)} ${r.recoveredMs}${r.error ? `  NOT RECOVERED: ${r.error}` : ''}`);
   }
 }
 
@@ -144,7 +163,8 @@ async function main() {
   const group = new DLedgerGroup(tmp, logDir, { kinds: o.members });
   guardProcess('dledger-faults', () => group.resumeAll());
   const plan = schedule(o.seed, o.faults, o.kinds);
-  say(`seed ${o.seed} (replay with --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')} --members=${o.members.join(',')}); logs in ${logDir}`);
+  const replay = `--seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')} --members=${o.members.join(',')} --senders=${o.senders.join(',')}`;
+  say(`seed ${o.seed} (replay with ${replay}); logs in ${logDir}`);
   const t0 = Date.now();
   await group.start();
   await waitFor(async () => {
@@ -155,18 +175,25 @@ async function main() {
   await group.createTopic(TOPIC, QUEUES, RECOVER_TIMEOUT_MS);
   await waitFor(async () => (await group.remote.route(group.nsAddr, TOPIC)) !== null, RECOVER_TIMEOUT_MS, `a route for ${TOPIC}`);
   say(`group up in ${Date.now() - t0} ms, master ${group.idOf(await group.masterAddr())}; ${plan.length} faults`);
-  const sender = startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');
-  await waitFor(() => sender.acked.length >= 50, RECOVER_TIMEOUT_MS, 'the first 50 SEND_OKs');
+  const senders = o.senders.map((name) => {
+    const s = name === 'go' ? startGoSender(group.nsAddr, TOPIC, 'PG_dledger_faults_go', 'dlf-go', { logDir }) : startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');
+    s.name = name;
+    return s;
+  });
+  await waitFor(() => senders.every((s) => s.acked.length >= 50 || s.error), 2 * RECOVER_TIMEOUT_MS, 'the first 50 SEND_OKs of every sender');
+  for (const s of senders) if (s.error) throw new Error(`sender ${s.name}: ${s.error}`);
 
   const rows = [];
   for (const [i, f] of plan.entries()) {
-    const row = await runFault(group, sender, f, i + 1);
+    const row = await runFault(group, senders, f, i + 1);
     rows.push(row);
     say(`fault ${row.index}/${plan.length}: ${row.fault} ${row.downMs} ms; new master ${row.newMasterMs ?? '-'} ms, first SEND_OK ${row.firstOkMs ?? '-'} ms, ` +
-      `${row.failedSends} failed sends, recovered after ${row.recoveredMs} ms${row.error ? ` NOT RECOVERED: ${row.error}` : ''}`);
+      `${row.failedSends} failed sends, recovered after ${row.recoveredMs} ms${row.bySender ? ` ${JSON.stringify(row.bySender)}` : ''}${row.error ? ` NOT RECOVERED: ${row.error}` : ''}`);
   }
-  sender.sending = false;
-  await sender.done;
+  for (const s of senders) s.sending = false;
+  await Promise.all(senders.map((s) => s.done));
+  const acked = senders.flatMap((s) => s.acked.map((a) => ({ ...a, sender: s.name })));
+  const tried = senders.reduce((n, s) => n + s.tried, 0);
 
   // quiet: a master and every member at its committed position (twice in a row, a second apart)
   let master = null;
@@ -181,7 +208,7 @@ async function main() {
   let figures = {};
   if (settleError) failures.push(`after the schedule: ${settleError}`);
   else {
-    const result = await checkGroup(group, master, TOPIC, QUEUES, sender.acked, committedPos);
+    const result = await checkGroup(group, master, TOPIC, QUEUES, acked, committedPos);
     failures.push(...result.failures);
     figures = result.figures;
   }
@@ -192,12 +219,13 @@ async function main() {
   const failedSends = rows.reduce((n, r) => n + r.failedSends, 0);
   const changes = rows.filter((r) => r.newMasterMs !== null).length;
   const kills = rows.filter((r) => r.fault.startsWith('kill') && r.fault.endsWith('(leader)') && r.newMasterMs !== null).map((r) => r.newMasterMs).sort((a, b) => a - b);
-  say(`${failures.length ? 'FAIL' : 'PASS'} seed ${o.seed}: ${rows.length} faults, ${sender.acked.length} acknowledged of ${sender.tried} sent ` +
+  say(`${failures.length ? 'FAIL' : 'PASS'} seed ${o.seed}: ${rows.length} faults, ${acked.length} acknowledged of ${tried} sent ` +
     `(${failedSends} failed sends), ${changes} master changes; leader kills: new master after ${kills.length ? `${kills[0]}-${kills.at(-1)} ms ` +
     `(median ${kills[(kills.length - 1) >> 1]} ms)` : '-'}; ${JSON.stringify(figures)}, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const s of senders.filter((x) => x.failuresByError && x.failedAt.length)) say(`  ${s.name} sender, failed sends by error: ${JSON.stringify(s.failuresByError)}`);
   for (const f of failures) say(`  FAIL ${f}`);
-  if (failures.length) say(`replay: node compat/dledger-faults.mjs --seed=${o.seed} --faults=${o.faults} --kinds=${o.kinds.join(',')} --members=${o.members.join(',')}`);
-  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, faults: o.faults, kinds: o.kinds, members: o.members, rows, figures, failures }, null, 2)}\n`);
+  if (failures.length) say(`replay: node compat/dledger-faults.mjs ${replay}`);
+  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, faults: o.faults, kinds: o.kinds, members: o.members, senders: o.senders, rows, figures, failures }, null, 2)}\n`);
   if (!o.keep) fs.rmSync(tmp, { recursive: true, force: true });
   else say(`kept ${tmp}`);
   process.exit(failures.length ? 1 : 0);

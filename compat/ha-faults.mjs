@@ -13,7 +13,10 @@
 //                       and times; 4.9.8 semantics with --ha-semantics=4.9.8 or the official 4.9.8)
 //
 //   node compat/ha-faults.mjs [--servers=ours,5.3.3] [--scenarios=all|a,b] [--seed=N] [--quick] [--json=FILE]
-//        [--ha-semantics=5.3.3|4.9.8 (ours)] [--log-dir=DIR] [--keep]
+//        [--clients=ali-ons,go] [--ha-semantics=5.3.3|4.9.8 (ours)] [--log-dir=DIR] [--keep]
+// --clients: the stock client under test (default ali-ons); `go` runs consumer-failover and producer-failover with
+// the Go client (github.com/apache/rocketmq-client-go/v2, compat/go-client, built on first use) — the other
+// scenarios are ali-ons only.
 //
 // Run `npm run build` first. Exit 0 when every scenario passed, 1 otherwise (figures are printed either way).
 import fs from 'node:fs';
@@ -23,6 +26,8 @@ import { children, killTree } from './lib/servers.mjs';
 import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 import { rng } from './lib/ha-tools.mjs';
 import { consumerFailover, producerFailover, slowOrDeadSlave, storeLoss } from './lib/ha-scenarios.mjs';
+import { consumerFailoverWith, producerFailoverWith } from './lib/ha-client-scenarios.mjs';
+import * as goClient from './lib/go-client.mjs';
 
 const SCENARIOS = {
   'consumer-failover': consumerFailover,
@@ -32,8 +37,17 @@ const SCENARIOS = {
   'slave-down': slowOrDeadSlave,
 };
 
+/** The scenarios per stock client (ali-ons in-process; the others as processes through compat/lib/<client>-client.mjs). */
+const CLIENTS = {
+  'ali-ons': SCENARIOS,
+  go: {
+    'consumer-failover': (kind, env, random) => consumerFailoverWith(goClient, kind, env, random),
+    'producer-failover': (kind, env, random) => producerFailoverWith(goClient, kind, env, random),
+  },
+};
+
 function parseArgs(argv) {
-  const o = parseFlags('ha-faults', argv, { servers: 'ours,5.3.3', scenarios: 'all', seed: '', quick: false, json: '', haSemantics: '5.3.3', logDir: '', keep: false });
+  const o = parseFlags('ha-faults', argv, { servers: 'ours,5.3.3', scenarios: 'all', seed: '', quick: false, json: '', clients: 'ali-ons', haSemantics: '5.3.3', logDir: '', keep: false });
   const scenarios = o.scenarios === 'all' ? Object.keys(SCENARIOS) : o.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
   for (const s of scenarios) {
     if (!SCENARIOS[s]) {
@@ -42,7 +56,14 @@ function parseArgs(argv) {
     }
   }
   const servers = o.servers.split(',').map((s) => s.trim()).filter(Boolean);
-  return { ...o, scenarios, servers, seed: seedOf(o.seed) };
+  const clients = o.clients.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const c of clients) {
+    if (!CLIENTS[c]) {
+      console.error(`ha-faults: unknown client ${c} (${Object.keys(CLIENTS).join(', ')})`);
+      process.exit(2);
+    }
+  }
+  return { ...o, scenarios, servers, clients, seed: seedOf(o.seed) };
 }
 
 const say = sayer('ha-faults');
@@ -53,26 +74,34 @@ async function main() {
   const logDir = o.logDir || path.join(tmp, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
   guardProcess('ha-faults');
-  say(`seed ${o.seed} (replay with --seed=${o.seed}); servers ${o.servers.join(', ')}; scenarios ${o.scenarios.join(', ')}${o.quick ? ' (quick)' : ''}`);
+  say(`seed ${o.seed} (replay with --seed=${o.seed}); servers ${o.servers.join(', ')}; clients ${o.clients.join(', ')}; scenarios ${o.scenarios.join(', ')}${o.quick ? ' (quick)' : ''}`);
   const results = [];
   for (const scenario of o.scenarios) {
-    for (const kind of o.servers) {
-      const label = kind === 'ours' ? 'ours' : `official-${kind}`;
-      // One random source per (scenario, server) from the seed: both servers meet the same faults.
-      const random = rng(o.seed ^ [...scenario].reduce((h, ch) => Math.imul(h, 31) + ch.charCodeAt(0), 7));
-      const env = { tmp, logDir, quick: o.quick, seed: o.seed, haSemantics: o.haSemantics };
-      say(`== ${scenario} × ${label}`);
-      const t0 = Date.now();
-      const r = await SCENARIOS[scenario](kind, env, random);
-      const seconds = +((Date.now() - t0) / 1000).toFixed(1);
-      results.push({ scenario, server: label, seed: o.seed, seconds, ...r });
-      say(`${r.status} ${scenario} × ${label} (${seconds}s, seed ${o.seed})${r.reason ? `: ${r.reason}` : ''}`);
-      say(`   ${JSON.stringify(r.figures)}`);
+    for (const client of o.clients) {
+      const run = CLIENTS[client][scenario];
+      if (!run) {
+        say(`-- ${scenario}: not written for the ${client} client, skipped`);
+        continue;
+      }
+      const name = client === 'ali-ons' ? scenario : `${scenario}/${client}`;
+      for (const kind of o.servers) {
+        const label = kind === 'ours' ? 'ours' : `official-${kind}`;
+        // One random source per (scenario, server) from the seed: both servers (and every client) meet the same faults.
+        const random = rng(o.seed ^ [...scenario].reduce((h, ch) => Math.imul(h, 31) + ch.charCodeAt(0), 7));
+        const env = { tmp, logDir, quick: o.quick, seed: o.seed, haSemantics: o.haSemantics };
+        say(`== ${name} × ${label}`);
+        const t0 = Date.now();
+        const r = await run(kind, env, random);
+        const seconds = +((Date.now() - t0) / 1000).toFixed(1);
+        results.push({ scenario: name, client, server: label, seed: o.seed, seconds, ...r });
+        say(`${r.status} ${name} × ${label} (${seconds}s, seed ${o.seed})${r.reason ? `: ${r.reason}` : ''}`);
+        say(`   ${JSON.stringify(r.figures)}`);
+      }
     }
   }
   if (o.json) fs.writeFileSync(o.json, `${JSON.stringify({ seed: o.seed, quick: o.quick, results }, null, 2)}\n`);
   say('summary:');
-  for (const r of results) say(`  ${r.status.padEnd(4)} ${r.scenario.padEnd(18)} ${r.server.padEnd(15)} ${JSON.stringify(r.figures)}`);
+  for (const r of results) say(`  ${r.status.padEnd(4)} ${r.scenario.padEnd(21)} ${r.server.padEnd(15)} ${JSON.stringify(r.figures)}`);
   if (!o.keep) fs.rmSync(tmp, { recursive: true, force: true });
   else say(`kept ${tmp}`);
   process.exit(results.every((r) => r.status === 'PASS') ? 0 : 1);

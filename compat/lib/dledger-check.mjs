@@ -8,7 +8,8 @@ import { Code, decodeRecord, firstDifference, phyOffsetOf, sleep } from './ha-to
 /**
  * @param group   a DLedgerGroup, quiet, every member caught up
  * @param master  the master's address (brokerId 0 in the route)
- * @param acked   [{ body, queueId, queueOffset, msgId }] in the order the SEND_OKs arrived (one send at a time)
+ * @param acked   [{ body, queueId, queueOffset, msgId, sender? }], each sender's in the order its SEND_OKs arrived
+ *                (each sender sends one at a time; several senders run concurrently)
  * @returns { failures: string[], figures }
  */
 export async function checkGroup(group, master, topic, queues, acked, committedPos) {
@@ -42,12 +43,16 @@ export async function checkGroup(group, master, topic, queues, acked, committedP
       fail(`${a.body} at ${key}: msgId ${a.msgId} names ${phyOffsetOf(a.msgId)}, the record is at ${s.commitLogOffset}`);
     }
   }
-  // sends went one at a time: within a queue, later SEND_OKs carry larger offsets
+  // each sender sent one at a time: within a queue, its later SEND_OKs carry larger offsets (two senders' SEND_OKs
+  // interleave in any order)
   const lastOffset = new Map();
+  const perSender = {};
   for (const a of acked) {
-    const prev = lastOffset.get(a.queueId);
-    if (prev !== undefined && a.queueOffset <= prev) fail(`queue ${a.queueId}: ${a.body} acknowledged at ${a.queueOffset} after ${prev}`);
-    lastOffset.set(a.queueId, a.queueOffset);
+    const key = `${a.sender ?? ''}/${a.queueId}`;
+    perSender[a.sender ?? 'sender'] = (perSender[a.sender ?? 'sender'] ?? 0) + 1;
+    const prev = lastOffset.get(key);
+    if (prev !== undefined && a.queueOffset <= prev) fail(`queue ${a.queueId}: ${a.body} acknowledged at ${a.queueOffset} after ${prev}${a.sender ? ` (sender ${a.sender})` : ''}`);
+    lastOffset.set(key, a.queueOffset);
   }
   // the members' DLedger data files, byte for byte, from 0 to the committed position
   const leaderId = group.idOf(master);
@@ -62,7 +67,8 @@ export async function checkGroup(group, master, topic, queues, acked, committedP
       fail(`DLedger data of ${id} vs ${leaderId}: ${e.message}`);
     }
   }
-  return { failures, figures: { acked: acked.length, stored: storedCount, committedPos, compared: compared.join(', ') } };
+  const bySender = Object.keys(perSender).length > 1 ? { ackedBySender: perSender } : {};
+  return { failures, figures: { acked: acked.length, ...bySender, stored: storedCount, committedPos, compared: compared.join(', ') } };
 }
 
 /** ResponseCode.TOPIC_NOT_EXIST */
