@@ -8,7 +8,7 @@
 //   catch-up       the slave stopped, a backlog of BENCH_HA_BACKLOG_MIB (1024; quick 256) written to the master in
 //                  64 KiB messages, the slave started again: MB/s until it holds everything
 //   failover       a push consumer (ali-ons) reading a backlog, kill -9 of the master: time until a message comes
-//                  from the slave (compat/lib/ha-scenarios.mjs consumerFailover, quick) — with --failover only
+//                  from the slave (compat/lib/ha-failover.mjs consumerFailover, quick) — with --failover only
 //
 //   node bench/ha.mjs [--quick] [--only=ours|official] [--failover] [--keep]
 // Env: BENCH_SECONDS (5; quick 2), BENCH_RUNS (3; quick 1), BENCH_WARMUP (30; quick 1), BENCH_OFFICIAL_VERSION
@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Group } from '../compat/lib/ha-group.mjs';
 import { Remote, rng, sleep, waitFor } from '../compat/lib/ha-tools.mjs';
-import { consumerFailover } from '../compat/lib/ha-scenarios.mjs';
+import { consumerFailover } from '../compat/lib/ha-failover.mjs';
 import { children, killTree, stopAllServers } from '../compat/lib/servers.mjs';
 import { guardProcess } from '../compat/lib/script-args.mjs';
 import { REAL_JAVA, classpath, driver, median } from './java-driver.mjs';

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Master/slave fault tests (issue #13 tests 2-5) on real processes, ours and the official broker side by side,
 // each fault at a seeded moment (the seed in every line replays the run):
-//   consumer-failover   a push consumer group (ali-ons) reads a backlog; kill -9 of the master at a seeded point;
-//                       every message is consumed (from the slave); the master comes back, consumption goes on
-//                       there and the group's offsets reach it again
+//   consumer-failover   a consumer group reads a backlog; kill -9 of the master at a seeded point; every message is
+//                       consumed (from the slave); the master comes back, consumption goes on there and the group's
+//                       offsets reach it again (ali-ons and Go: push; Java: a push and a lite-pull consumer)
 //   producer-failover   two groups broker-a / broker-b; a default-settings producer sends; kill -9 of master-a:
 //                       failed sends, time to the last failure, slowest send
 //   sync-store-loss     SYNC_MASTER (inSyncReplicas=2) + slave under 8 sends in flight; kill -9 of the master and
@@ -13,10 +13,12 @@
 //                       and times; 4.9.8 semantics with --ha-semantics=4.9.8 or the official 4.9.8)
 //
 //   node compat/ha-faults.mjs [--servers=ours,5.3.3] [--scenarios=all|a,b] [--seed=N] [--quick] [--json=FILE]
-//        [--clients=ali-ons,go] [--ha-semantics=5.3.3|4.9.8 (ours)] [--log-dir=DIR] [--keep]
-// --clients: the stock client under test (default ali-ons); `go` runs consumer-failover and producer-failover with
-// the Go client (github.com/apache/rocketmq-client-go/v2, compat/go-client, built on first use) — the other
-// scenarios are ali-ons only.
+//        [--clients=ali-ons,go,java,java5] [--ha-semantics=5.3.3|4.9.8 (ours)] [--log-dir=DIR] [--keep]
+// --clients: the stock clients under test (default ali-ons); `go` runs consumer-failover and producer-failover with
+// the Go client (github.com/apache/rocketmq-client-go/v2, compat/go-client, built on first use); `java` (rocketmq-client
+// 4.9.8), `java5` (5.3.3), `java@V` with the stock Java client (compat/jclient, built by Maven on first use): a push
+// consumer (`java-push`), a lite-pull consumer (`java-litepull`) and the producer; `java-push` / `java-litepull` alone
+// run just that consumer. The other scenarios are ali-ons only.
 //
 // Run `npm run build` first. Exit 0 when every scenario passed, 1 otherwise (figures are printed either way).
 import fs from 'node:fs';
@@ -25,9 +27,11 @@ import path from 'node:path';
 import { children, killTree } from './lib/servers.mjs';
 import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 import { rng } from './lib/ha-tools.mjs';
-import { consumerFailover, producerFailover, slowOrDeadSlave, storeLoss } from './lib/ha-scenarios.mjs';
+import { slowOrDeadSlave, storeLoss } from './lib/ha-scenarios.mjs';
+import { consumerClient, consumerFailover, producerFailover } from './lib/ha-failover.mjs';
 import { consumerFailoverWith, producerFailoverWith } from './lib/ha-client-scenarios.mjs';
 import * as goClient from './lib/go-client.mjs';
+import { javaClientVersion } from './lib/java-client.mjs';
 
 const SCENARIOS = {
   'consumer-failover': consumerFailover,
@@ -46,6 +50,18 @@ const CLIENTS = {
   },
 };
 
+/**
+ * The scenarios of a client name: CLIENTS, or a Java one (compat/lib/java-client.mjs): `java-push` / `java-litepull`
+ * (consumer-failover with that consumer), `java` (producer-failover with DefaultMQProducer); java5, java@V alike.
+ */
+function clientRuns(client) {
+  if (CLIENTS[client]) return CLIENTS[client];
+  const m = /^(.+?)(?:-(push|litepull))?$/.exec(client);
+  if (!javaClientVersion(m[1])) return null;
+  if (m[2]) return { 'consumer-failover': (kind, env, random) => consumerFailover(kind, env, random, consumerClient(client)) };
+  return { 'producer-failover': (kind, env, random) => producerFailover(kind, env, random, client) };
+}
+
 function parseArgs(argv) {
   const o = parseFlags('ha-faults', argv, { servers: 'ours,5.3.3', scenarios: 'all', seed: '', quick: false, json: '', clients: 'ali-ons', haSemantics: '5.3.3', logDir: '', keep: false });
   const scenarios = o.scenarios === 'all' ? Object.keys(SCENARIOS) : o.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
@@ -56,10 +72,12 @@ function parseArgs(argv) {
     }
   }
   const servers = o.servers.split(',').map((s) => s.trim()).filter(Boolean);
-  const clients = o.clients.split(',').map((s) => s.trim()).filter(Boolean);
+  // a Java client name alone stands for its push consumer, its lite-pull consumer and its producer
+  const clients = o.clients.split(',').map((s) => s.trim()).filter(Boolean)
+    .flatMap((c) => (javaClientVersion(c) ? [`${c}-push`, `${c}-litepull`, c] : [c]));
   for (const c of clients) {
-    if (!CLIENTS[c]) {
-      console.error(`ha-faults: unknown client ${c} (${Object.keys(CLIENTS).join(', ')})`);
+    if (!clientRuns(c)) {
+      console.error(`ha-faults: unknown client ${c} (${Object.keys(CLIENTS).join(', ')}, java, java5, java@V, java-push, java-litepull)`);
       process.exit(2);
     }
   }
@@ -78,7 +96,7 @@ async function main() {
   const results = [];
   for (const scenario of o.scenarios) {
     for (const client of o.clients) {
-      const run = CLIENTS[client][scenario];
+      const run = clientRuns(client)[scenario];
       if (!run) {
         say(`-- ${scenario}: not written for the ${client} client, skipped`);
         continue;

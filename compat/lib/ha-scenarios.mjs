@@ -1,25 +1,25 @@
-// The HA fault scenarios (issue #13 tests 2-5), each run on one kind of group (ours or official V) with a seeded
+// The HA fault scenarios (issue #13 tests 4-5; tests 2-3 in ha-failover.mjs), each run on one kind of group (ours or official V) with a seeded
 // random source: the seed decides when faults strike, so a failure's seed replays it. Each returns
 // { status: PASS|FAIL, reason, figures } — figures are what the report compares side by side.
 import { Group } from './ha-group.mjs';
 import {
-  Code, Message, Remote, bodiesInCommitLog, consumer, producer, sleep, waitFor,
+  Code, Message, Remote, bodiesInCommitLog, producer, sleep, waitFor,
 } from './ha-tools.mjs';
 
-const TOPIC = 'HaFaultTopic';
+export const TOPIC = 'HaFaultTopic';
 
-function fail(reason, figures) {
+export function fail(reason, figures) {
   return { status: 'FAIL', reason, figures };
 }
 
-async function createTopicEverywhere(remote, group, topic = TOPIC, queues = 4) {
+export async function createTopicEverywhere(remote, group, topic = TOPIC, queues = 4) {
   const res = await remote.createTopic(group.masterAddr, topic, queues);
   if (res.code !== 0) throw new Error(`create topic: ${res.code} ${res.remark ?? ''}`);
   await waitFor(async () => (await remote.route(group.nsAddr, topic)) !== null, 60_000, 'the topic route');
 }
 
 /** Until the slave holds everything the master wrote (and, with `topic`, has synced that topic's config). */
-async function slaveCaughtUp(remote, group, topic) {
+export async function slaveCaughtUp(remote, group, topic) {
   await waitFor(async () => (await remote.maxPhyOffset(group.slaveAddr)) === (await remote.maxPhyOffset(group.masterAddr)), 120_000, 'the slave to catch up');
   if (topic) {
     await waitFor(async () => Boolean((await remote.json(group.slaveAddr, Code.GET_ALL_TOPIC_CONFIG)).topicConfigTable?.[topic]),
@@ -28,149 +28,9 @@ async function slaveCaughtUp(remote, group, topic) {
 }
 
 /** Sends until one is SEND_OK (a SYNC group is linked and acking). */
-async function untilSendOk(p, topic, deadlineMs = 90_000) {
+export async function untilSendOk(p, topic, deadlineMs = 90_000) {
   await waitFor(async () => (await p.send(new Message(topic, 'probe', Buffer.from(`probe ${Date.now()}`)))).sendStatus === 'SEND_OK',
     deadlineMs, 'a SEND_OK from the group', 500);
-}
-
-/**
- * Test 2: a push consumer group reads a backlog from a master + slave group; the master is killed (kill -9) at a
- * seeded point; every message must still be consumed (from the slave), at least once. The master comes back on
- * its store, new messages are consumed and the group's offsets reach the master again.
- */
-export async function consumerFailover(kind, env, random) {
-  // More than the client prefetches (ali-ons: 500 per queue, 4 queues): part of the backlog must come from the slave.
-  const n = env.quick ? 4000 : 10000;
-  const group = new Group(kind, env.tmp, env.logDir, { name: `cf-${kind}`, slave: {} });
-  const remote = new Remote();
-  const figures = { messages: n };
-  try {
-    await group.start();
-    await createTopicEverywhere(remote, group);
-    const p = producer(group.nsAddr, 'PG_ha_cf');
-    await p.ready();
-    for (let i = 0; i < n; i += 8) {
-      await Promise.all(Array.from({ length: Math.min(8, n - i) }, (_, k) => p.send(new Message(TOPIC, 'T', Buffer.from(`cf-${i + k}`)))));
-    }
-    await slaveCaughtUp(remote, group, TOPIC);
-    const slaveReads = async () => Number((await remote.runtime(group.slaveAddr)).msgGetTotalTodayNow);
-    const seen = new Map();
-    let lastDeliveryMs = 0;
-    let killedAt = 0;
-    let firstAfterKill = 0;
-    const c = consumer(group.nsAddr, 'CID_ha_cf');
-    c.subscribe(TOPIC, '*', async (msg) => {
-      const body = msg.body.toString();
-      seen.set(body, (seen.get(body) ?? 0) + 1);
-      lastDeliveryMs = Date.now();
-      if (killedAt && !firstAfterKill) firstAfterKill = lastDeliveryMs;
-      await sleep(1);
-    });
-    const killAt = Math.floor(n * (0.3 + random() * 0.3));
-    await waitFor(() => seen.size >= killAt, 120_000, `${killAt} messages consumed`, 20);
-    const readsBefore = await slaveReads();
-    killedAt = Date.now();
-    await group.killMaster();
-    figures.killedAfterConsumed = seen.size;
-    // The first pull the slave answers with messages (its msgGetTotalTodayNow moves): consumers read from it now.
-    await waitFor(async () => (await slaveReads()) > readsBefore, 120_000, 'the slave to serve a pull', 100);
-    figures.slaveServesAfterKillMs = Date.now() - killedAt;
-    await waitFor(() => seen.size >= n, 180_000, 'every message consumed with the master down', 100);
-    figures.firstDeliveryAfterKillMs = firstAfterKill - killedAt;
-    figures.drainAfterKillMs = lastDeliveryMs - killedAt;
-    const firstPass = [...seen.values()].reduce((a, v) => a + v, 0);
-    figures.redeliveredWhileDown = firstPass - n;
-    await group.restart(group.master);
-    const extra = 200;
-    await untilSendOk(p, TOPIC);
-    for (let i = 0; i < extra; i++) await p.send(new Message(TOPIC, 'T', Buffer.from(`cf-after-${i}`)));
-    await waitFor(() => [...seen.keys()].filter((b) => b.startsWith('cf-after-')).length >= extra, 180_000, 'the messages sent after the master came back', 100);
-    // The group's progress reaches the master again (commits go to the master once it is in the route).
-    await waitFor(async () => {
-      let sum = 0;
-      for (let q = 0; q < 4; q++) {
-        const r = await remote.request(group.masterAddr, Code.QUERY_CONSUMER_OFFSET, { consumerGroup: 'CID_ha_cf', topic: TOPIC, queueId: String(q) });
-        if (r.code !== 0) return false;
-        sum += Number(r.extFields.offset);
-      }
-      figures.masterCommitted = sum;
-      return sum >= n + extra;
-    }, 120_000, 'the group\'s offsets on the master', 1000);
-    figures.deliveries = [...seen.values()].reduce((a, v) => a + v, 0);
-    figures.duplicates = figures.deliveries - seen.size;
-    await c.close();
-    await p.close();
-    const missing = [];
-    for (let i = 0; i < n; i++) if (!seen.has(`cf-${i}`)) missing.push(i);
-    if (missing.length) return fail(`${missing.length} messages never consumed`, figures);
-    return { status: 'PASS', reason: '', figures };
-  } catch (e) {
-    return fail(e.message.split('\n')[0], figures);
-  } finally {
-    await remote.close();
-    await group.stop();
-  }
-}
-
-/**
- * Test 3: two groups (broker-a, broker-b, masters) behind one nameserver; a stock producer with default settings
- * sends one message after another; master-a is killed at a seeded moment. Counted: failed sends, the time from
- * the kill to the last failure, the slowest send.
- */
-export async function producerFailover(kind, env, random) {
-  const seconds = env.quick ? 12 : 40;
-  const a = new Group(kind, env.tmp, env.logDir, { name: `pf-a-${kind}`, brokerName: 'broker-a' });
-  const remote = new Remote();
-  let b;
-  const figures = {};
-  try {
-    await a.start();
-    b = new Group(kind, env.tmp, env.logDir, { name: `pf-b-${kind}`, brokerName: 'broker-b', namesrv: a.nsAddr });
-    await b.start();
-    for (const g of [a, b]) {
-      const r = await remote.createTopic(g.masterAddr, TOPIC, 4);
-      if (r.code !== 0) throw new Error(`create topic on ${g.brokerName}: ${r.code}`);
-    }
-    await waitFor(async () => (await remote.route(a.nsAddr, TOPIC))?.brokerDatas?.length === 2, 60_000, 'both groups in the route');
-    const p = producer(a.nsAddr, 'PG_ha_pf');
-    await p.ready();
-    const killAfterMs = 2000 + Math.floor(random() * 3000);
-    const t0 = Date.now();
-    let killedAt = 0;
-    let ok = 0;
-    let failed = 0;
-    let lastFailureAt = 0;
-    let slowest = 0;
-    let i = 0;
-    const killing = sleep(killAfterMs).then(async () => {
-      killedAt = Date.now();
-      await a.killMaster();
-    });
-    while (Date.now() - t0 < seconds * 1000) {
-      const s = Date.now();
-      try {
-        const r = await p.send(new Message(TOPIC, 'T', Buffer.from(`pf-${i++}`)));
-        if (r.sendStatus === 'SEND_OK') ok++;
-        else failed++;
-      } catch {
-        failed++;
-        lastFailureAt = Date.now();
-      }
-      slowest = Math.max(slowest, Date.now() - s);
-    }
-    await killing;
-    await p.close();
-    Object.assign(figures, {
-      sends: i, ok, failed, killAfterMs, recoveredAfterMs: lastFailureAt ? lastFailureAt - killedAt : 0, slowestSendMs: slowest,
-    });
-    return { status: 'PASS', reason: '', figures };
-  } catch (e) {
-    return fail(e.message.split('\n')[0], figures);
-  } finally {
-    await remote.close();
-    await b?.stop();
-    await a.stop();
-  }
 }
 
 /**
