@@ -16,8 +16,9 @@
 //   node compat/dledger-faults.mjs [--seed=N] [--faults=20] [--kinds=kill,stall,partition] [--json=FILE]
 //        [--members=ours,ours,ours] [--senders=ali-ons,go] [--log-dir=DIR] [--keep]
 // --senders: the stock producers sending at the same time (default ali-ons; go: github.com/apache/rocketmq-client-go/v2
-// with default settings, compat/go-client built on first use); a fault has recovered once every sender has 5 new
-// SEND_OKs, and the checker covers every sender's acknowledgements.
+// with default settings, compat/go-client built on first use; java / java5 / java@V: the Java DefaultMQProducer with
+// default settings on rocketmq-client 4.9.8 / 5.3.3 / V, compat/jclient built by Maven on first use); a fault has
+// recovered once every sender has 5 new SEND_OKs, and the checker covers every sender's acknowledgements.
 // --members: the kind of n0, n1, n2 (ours, 5.3.3, 4.9.8: official brokers through official.sh), e.g.
 // --members=5.3.3,5.3.3,5.3.3 runs the same schedule on an all-official group (failover times side by side).
 //   npm run dledger:faults -- --seed=7                 (builds first)
@@ -32,6 +33,7 @@ import { DLedgerGroup, IDS, KINDS as MEMBER_KINDS } from './lib/dledger-group.mj
 import { checkGroup } from './lib/dledger-check.mjs';
 import { startSender } from './lib/dledger-sender.mjs';
 import { startSender as startGoSender } from './lib/go-client.mjs';
+import { javaClasspath, javaClientVersion, startJavaSender } from './lib/java-client.mjs';
 import { rng, sleep, waitFor } from './lib/ha-tools.mjs';
 import { guardProcess, parseFlags, sayer, seedOf } from './lib/script-args.mjs';
 
@@ -51,8 +53,8 @@ function parseArgs(argv) {
   const faults = Number(o.faults);
   const senders = [...new Set(o.senders.split(',').map((s) => s.trim()).filter(Boolean))];
   if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0 || members.length !== IDS.length || !members.every((m) => MEMBER_KINDS.includes(m)) ||
-    !senders.length || !senders.every((x) => SENDERS.includes(x))) {
-    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ${MEMBER_KINDS.join(',')}, --senders from ${SENDERS.join(',')} ` +
+    !senders.length || !senders.every((x) => SENDERS.includes(x) || javaClientVersion(x))) {
+    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ${MEMBER_KINDS.join(',')}, --senders from ${SENDERS.join(',')},java,java5,java@V ` +
       `(got ${o.kinds}, ${o.faults}, ${o.members}, ${o.senders})`);
     process.exit(2);
   }
@@ -175,11 +177,15 @@ async function main() {
   await group.createTopic(TOPIC, QUEUES, RECOVER_TIMEOUT_MS);
   await waitFor(async () => (await group.remote.route(group.nsAddr, TOPIC)) !== null, RECOVER_TIMEOUT_MS, `a route for ${TOPIC}`);
   say(`group up in ${Date.now() - t0} ms, master ${group.idOf(await group.masterAddr())}; ${plan.length} faults`);
-  const senders = o.senders.map((name) => {
-    const s = name === 'go' ? startGoSender(group.nsAddr, TOPIC, 'PG_dledger_faults_go', 'dlf-go', { logDir }) : startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');
+  const senders = [];
+  for (const name of o.senders) {
+    let s;
+    if (name === 'go') s = startGoSender(group.nsAddr, TOPIC, 'PG_dledger_faults_go', 'dlf-go', { logDir });
+    else if (name === 'ali-ons') s = startSender(group.nsAddr, TOPIC, 'PG_dledger_faults', 'dlf');
+    else s = startJavaSender(await javaClasspath(javaClientVersion(name)), tmp, group.nsAddr, TOPIC, `PG_dledger_faults_${name}`, `dlf-${name}`);
     s.name = name;
-    return s;
-  });
+    senders.push(s);
+  }
   await waitFor(() => senders.every((s) => s.acked.length >= 50 || s.error), 2 * RECOVER_TIMEOUT_MS, 'the first 50 SEND_OKs of every sender');
   for (const s of senders) if (s.error) throw new Error(`sender ${s.name}: ${s.error}`);
 
@@ -190,8 +196,7 @@ async function main() {
     say(`fault ${row.index}/${plan.length}: ${row.fault} ${row.downMs} ms; new master ${row.newMasterMs ?? '-'} ms, first SEND_OK ${row.firstOkMs ?? '-'} ms, ` +
       `${row.failedSends} failed sends, recovered after ${row.recoveredMs} ms${row.bySender ? ` ${JSON.stringify(row.bySender)}` : ''}${row.error ? ` NOT RECOVERED: ${row.error}` : ''}`);
   }
-  for (const s of senders) s.sending = false;
-  await Promise.all(senders.map((s) => s.done));
+  await Promise.all(senders.map((s) => s.stop()));
   const acked = senders.flatMap((s) => s.acked.map((a) => ({ ...a, sender: s.name })));
   const tried = senders.reduce((n, s) => n + s.tried, 0);
 

@@ -1,6 +1,6 @@
 // The sender of the DLedger scripts (compat/dledger-faults.mjs, compat/dledger-compat.mjs): one stock ali-ons
 // producer sending unique bodies one at a time, every SEND_OK (queue id, queue offset, msgId, when) and every
-// failure recorded, routes polled every second.
+// failure recorded, routes polled every second. stop() ends the sending and closes the producer.
 import { Message, producer, sleep } from './ha-tools.mjs';
 
 export function startSender(nsAddr, topic, producerGroup, bodyPrefix) {
@@ -28,6 +28,10 @@ export function startSender(nsAddr, topic, producerGroup, bodyPrefix) {
     }
     await p.close();
   })();
+  s.stop = async () => {
+    s.sending = false;
+    await s.done;
+  };
   /** SEND_OKs that arrived after `t`. */
   s.okSince = (t) => {
     let n = 0;

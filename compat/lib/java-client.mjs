@@ -1,7 +1,7 @@
 // A stock RocketMQ Java client process for the fault scripts (compat/jclient, jclient.Client) on a chosen
 // rocketmq-client version: a producer recording every SEND_OK and failure, or a push / lite-pull consumer recording
-// every message received. The producer has the shape of startSender (dledger-sender.mjs): acked, failedAt, tried,
-// okSince, done, stop(); consumers have received, onMessage, stop().
+// every message received. The producer has the shape of startSender (dledger-sender.mjs) and go-client.mjs: acked,
+// failedAt, tried, okSince, done, stop(), error; consumers have received, onMessage, stop().
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -97,9 +97,15 @@ export function startJavaSender(cp, work, nsAddr, topic, producerGroup, bodyPref
       s.failedAt.push(ev.at);
     }
   });
-  Object.assign(s, { proc: p.proc, ready: p.ready, errors: p.errors });
-  s.done = p.exited;
+  Object.assign(s, { proc: p.proc, ready: p.ready, errors: p.errors, error: null });
+  let stopping = false;
+  s.done = p.exited.then((code) => {
+    // as go-client.mjs: `error` says the sender ended on its own (the scripts stop waiting for it)
+    if (!stopping) s.error = `java producer exited ${code}${p.errors.length ? `: ${p.errors[0]}` : ''}`;
+    return code;
+  });
   s.stop = async () => {
+    stopping = true;
     await p.stop();
   };
   /** SEND_OKs that arrived after `t`. */
