@@ -10,6 +10,7 @@
 // Options: --quick  --only=official|ours
 //          --scenarios=sync1,sync16,sync64,async,batch16,size64k,consume,e2e,filter-tag,filter-sql,namesrv,conns1k,
 //                      cold,topics2k (default: all; see bench/README.md)
+//          --skip=<the same ids> (leave those out, e.g. --skip=cold,conns1k)
 //          --profile (ours runs with --cpu-prof; its numbers then include profiler overhead)  --no-limits  --keep
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
@@ -56,7 +57,7 @@ if (flag('help') || flag('h')) {
   process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
-const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-dledger', 'no-grpc', 'keep', 'help', 'only', 'scenarios'];
+const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-dledger', 'no-grpc', 'keep', 'help', 'only', 'scenarios', 'skip'];
 for (const a of argv) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!a.startsWith('--') || !known.includes(name)) { process.stderr.write(`bench: unknown argument ${a} (see --help)\n`); process.exit(2); }
@@ -127,8 +128,9 @@ for (const s of SERVERS) if (!['official', 'ours'].includes(s)) { process.stderr
 const KiB = 1024;
 const ALL_SCENARIOS = allScenarios(CFG);
 const wanted = opt('scenarios')?.split(',');
-const SCENARIOS = wanted ? ALL_SCENARIOS.filter((s) => wanted.includes(s.id)) : ALL_SCENARIOS;
-if (wanted) for (const w of wanted) if (!ALL_SCENARIOS.some((s) => s.id === w)) { process.stderr.write(`bench: unknown scenario ${w}\n`); process.exit(2); }
+const skipped = opt('skip')?.split(',') ?? [];
+const SCENARIOS = (wanted ? ALL_SCENARIOS.filter((s) => wanted.includes(s.id)) : ALL_SCENARIOS).filter((s) => !skipped.includes(s.id));
+for (const w of [...(wanted ?? []), ...skipped]) if (!ALL_SCENARIOS.some((s) => s.id === w)) { process.stderr.write(`bench: unknown scenario ${w}\n`); process.exit(2); }
 
 // ------------------------------------------------------------------ output helpers
 
@@ -215,11 +217,12 @@ function runScenario(sc, inst, work, logFd) {
         driverCpus: driverTicks / CLK_TCK / secs,
         otherCpus: Math.max(0, machineBusy - serverTicks - driverTicks) / CLK_TCK / secs,
       };
-      out.runs.push({ run: ev.run, ...r, cpu, mem: memOf(inst.pids), fds: fdsOf(inst.pids), ...(cold ? { cold } : {}) });
+      // the 1-minute load average at each run's end: the machine may be shared, and then only ratios mean anything
+      out.runs.push({ run: ev.run, ...r, cpu, mem: memOf(inst.pids), fds: fdsOf(inst.pids), loadavg1: os.loadavg()[0], ...(cold ? { cold } : {}) });
       log(`${tag} run ${ev.run}/${CFG.runs}: ${fmt(r.throughput)} msg/s` +
         (r.lat?.n ? `, p50 ${fmt(r.lat.p50, 2)} ms, p99 ${fmt(r.lat.p99, 2)} ms, max ${fmt(r.lat.max, 1)} ms` : '') +
         `, server CPU ${fmt(cpu.usPerMsg, 1)} us/msg (${fmt(cpu.serverCpus, 2)} cores; driver ${fmt(cpu.driverCpus, 2)}, other processes ${fmt(cpu.otherCpus, 2)})` +
-        (r.errors ? `, ${r.errors} errors` : '') + (r.lastError ? ` (${r.lastError})` : ''));
+        (r.errors ? `, ${r.errors} errors` : '') + (r.lastError ? ` (${r.lastError})` : '') + `; load average ${fmt(os.loadavg()[0], 2)}`);
     } else if (ev.event === 'progress') {
       const rate = ev.elapsedMs > 0 ? (ev.count * 1000) / ev.elapsedMs : 0;
       const line = `${tag} ${ev.label}: ${fmt(ev.count)} msgs, ${fmt(rate)}/s${ev.errors ? `, ${ev.errors} errors` : ''}`;

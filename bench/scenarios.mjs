@@ -38,6 +38,8 @@ const COLD_METRICS = [
 const FILTER_METRICS = [
   ['delivered msg/s', med((r) => r.throughput), 0],
   ['backlog scanned msg/s', med((r) => r.scannedPerSec), 0],
+  // the time the brief asks for: from the consumer's start until every matching message was delivered
+  ['all matches delivered after s', med((r) => (r.scannedPerSec ? r.backlog / r.scannedPerSec : undefined)), 2],
   ['server CPU us/delivered msg', med((r) => r.cpu?.usPerMsg), 1],
   ['server CPU us/backlog msg', med((r) => (r.backlog ? (r.cpu.serverCpuMs * 1000) / r.backlog : undefined)), 2],
   FIRST,
