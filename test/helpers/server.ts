@@ -46,7 +46,12 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
     ...overrides,
   };
   let broker = createBroker(config, logger);
-  await broker.start();
+  try {
+    await broker.start();
+  } catch (err) {
+    await namesrv.shutdown();
+    throw err;
+  }
   const port = broker.port;
   const grpcPort = broker.grpcPort;
   // The HA port too: with listenPort fixed for the restart, haListenPort 0 would mean listenPort + 1 — a port no one

@@ -175,8 +175,18 @@ describe('broker answers bad requests with RocketMQ codes', () => {
   });
 
   it('serves the VIP channel at listenPort - 2', async () => {
-    const port = await freePortPair();
-    const vip = await startTestServer({ listenPort: port });
+    // A fixed listenPort binds P, P - 2 and (HA, unless given) P + 1. The ports are free when picked but another
+    // process may take one before the broker binds it (EADDRINUSE in a loaded run of 2026-12-02): pick again then.
+    let vip: Awaited<ReturnType<typeof startTestServer>> | undefined;
+    let port = 0;
+    for (let attempt = 1; !vip; attempt++) {
+      port = await freePortPair();
+      try {
+        vip = await startTestServer({ listenPort: port, haListenPort: await listenOnce(0) });
+      } catch (err) {
+        if (attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
+      }
+    }
     try {
       const res = await client.request(`127.0.0.1:${port - 2}`, createRequest(RequestCode.GET_BROKER_RUNTIME_INFO), 5000);
       expect(res.code).toBe(ResponseCode.SUCCESS);
