@@ -252,8 +252,8 @@ export class Connection implements ClientChannel, BudgetedConnection {
     if (this.budget) {
       if (unsent > 0 && cmd.bodyParts && cmd.bodyParts.length > 0) {
         // Behind a backlog the answer waits in memory: one exact copy rather than views that keep whole
-        // tail-cache chunks alive for as long as the peer does not read.
-        parts = [parts[0]!, parts[1]!, Buffer.concat(parts.slice(2))];
+        // tail-cache chunks alive for as long as the peer does not read (parts[0] is the length fields and header).
+        parts = [parts[0]!, Buffer.concat(parts.slice(1))];
       } else {
         this.pinnedBytes += pinnedBytesOf(parts);
       }

@@ -7,6 +7,7 @@ import { FrameDecoder } from '../../src/remoting/frame-decoder.js';
 import { encodeFrame } from '../../src/remoting/header-codec.js';
 import { RequestDispatcher } from '../../src/remoting/dispatcher.js';
 import { RemotingServer } from '../../src/remoting/server.js';
+import type { Connection } from '../../src/remoting/connection.js';
 
 describe('remoting server', () => {
   let server: RemotingServer;
@@ -45,6 +46,35 @@ describe('remoting server', () => {
     expect(res.flag & 1).toBe(1);
     expect(res.extFields.echo).toBe('x');
     expect(res.body?.toString()).toBe('body');
+  });
+
+  it('copies an answer\'s body parts when it waits behind unsent bytes: the memory they viewed may be reused', async () => {
+    const accepted = new Promise<Connection>((resolve) => server.onConnection(resolve));
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    sock.pause(); // the peer does not read: answers pile up unsent
+    const conn = await accepted;
+    let backlog = 0;
+    while (conn.socket.writableLength === 0 && backlog < 64) {
+      conn.write(createResponse(0, undefined, {}, Buffer.alloc(4 * 1024 * 1024, 1)));
+      backlog++;
+      await new Promise((r) => setImmediate(r)); // the frame is uncorked and handed to the kernel
+    }
+    expect(conn.socket.writableLength).toBeGreaterThan(0);
+    const source = Buffer.alloc(256 * 1024, 0xaa); // as a tail-cache chunk: the answer holds views into it
+    const res = createResponse(0);
+    res.bodyParts = [source.subarray(0, 1000), source.subarray(5000, 7000)];
+    expect(conn.write(res)).toBe(true);
+    source.fill(0xee); // reused for other records once write() returned
+    const decoder = new FrameDecoder();
+    const got: RemotingCommand[] = [];
+    const all = new Promise<void>((resolve) => sock.on('data', (chunk) => {
+      decoder.push(chunk, got);
+      if (got.length === backlog + 1) resolve();
+    }));
+    sock.resume();
+    await all;
+    expect(got[backlog]!.body!.equals(Buffer.alloc(3000, 0xaa))).toBe(true);
+    sock.destroy();
   });
 
   it('answers an unknown code with REQUEST_CODE_NOT_SUPPORTED and a remark', async () => {
