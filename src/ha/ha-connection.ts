@@ -9,7 +9,7 @@
 // its log is not a copy of ours.
 import type net from 'node:net';
 import type { Logger } from 'pino';
-import { encodeFrameHeader, ReportReader } from './protocol.js';
+import { encodeFrameHeader, FRAME_HEADER_BYTES, ReportReader } from './protocol.js';
 import type { HaConfig, ReplicatedLog } from './types.js';
 
 export interface ConnectionOwner {
@@ -20,6 +20,10 @@ export interface ConnectionOwner {
   onAck(conn: HaConnection, offset: number): void;
   onClosed(conn: HaConnection): void;
 }
+
+/** Bytes read from the log at once for a slave, shipped as frames of haTransferBatchSize. */
+const READ_AHEAD_BYTES = 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /** Where an empty slave starts: the start of the master's last file (Java WriteSocketService.run). */
 export function startForEmptySlave(maxOffset: number, fileSize: number): number {
@@ -134,13 +138,16 @@ export class HaConnection {
         }
         if (this.nextTransferOffset >= log.writtenOffset) {
           if (heartbeatIn <= 0) {
-            await this.send(encodeFrameHeader(this.nextTransferOffset, 0), null);
+            await this.sendFrames(this.nextTransferOffset, EMPTY, 1); // a heartbeat
             continue;
           }
           await this.waitForWake(heartbeatIn);
           continue;
         }
-        const body = await log.readForReplica(this.nextTransferOffset, config.haTransferBatchSize);
+        // Read ahead, ship frames of at most haTransferBatchSize: one read per 32 KiB frame (a thread-pool round trip
+        // for a slave catching up on older bytes) was the limit of a catch-up.
+        const batch = config.haTransferBatchSize;
+        const body = await log.readForReplica(this.nextTransferOffset, Math.max(batch, READ_AHEAD_BYTES));
         if (this.closed) return;
         if (body === null) {
           this.close(`offset ${this.nextTransferOffset} is no longer in this log (retention deleted it before the slave got it)`, 'warn');
@@ -149,23 +156,32 @@ export class HaConnection {
         if (body.length === 0) continue;
         const from = this.nextTransferOffset;
         this.nextTransferOffset += body.length;
-        await this.send(encodeFrameHeader(from, body.length), body);
+        await this.sendFrames(from, body, batch);
       }
     } catch (err) {
       this.close(`transfer failed: ${(err as Error).message}`, 'warn');
     }
   }
 
-  /** Writes one frame whole (header then body); waits for the socket to drain when its buffer is full. */
-  private send(header: Buffer, body: Buffer | null): Promise<void> {
+  /**
+   * Writes `body` (the log from offset `from`) as whole frames of at most `frameBytes` each (header then bytes; an
+   * empty body is one heartbeat frame); waits for the socket to drain when its buffer is full.
+   */
+  private sendFrames(from: number, body: Buffer, frameBytes: number): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.socket.cork();
-    this.socket.write(header);
-    const ok = body ? this.socket.write(body) : true;
+    let ok = true;
+    let at = 0;
+    do {
+      const n = Math.min(frameBytes, body.length - at);
+      ok = this.socket.write(encodeFrameHeader(from + at, n)) && ok;
+      if (n > 0) ok = this.socket.write(body.subarray(at, at + n)) && ok;
+      at += n;
+    } while (at < body.length);
     this.socket.uncork();
     const now = Date.now();
     this.lastWriteMs = now;
-    this.countBytes(now, header.length + (body?.length ?? 0));
+    this.countBytes(now, body.length + FRAME_HEADER_BYTES * Math.max(1, Math.ceil(body.length / frameBytes)));
     if (ok && this.socket.writableLength === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BROKER_SCHEMA, defaults } from '../../src/common/config.js';
 import { HaClient } from '../../src/ha/ha-client.js';
 import { HaService } from '../../src/ha/ha-service.js';
-import { encodeFrameHeader, encodeReport } from '../../src/ha/protocol.js';
+import { encodeFrameHeader, encodeReport, FrameReader, MAX_FRAME_BODY_BYTES } from '../../src/ha/protocol.js';
 import type { HaConfig } from '../../src/ha/types.js';
 import type { DefaultMessageStore } from '../../src/store/index.js';
 import { makeMessage, makeTempDir, openStore, removeDir } from '../store/helpers.js';
@@ -89,6 +89,29 @@ describe('HA link: our master, our slave', () => {
     expect(b!.equals(a!)).toBe(true);
     for (const q of [0, 1, 2]) expect(await s.store.getQueueEntries('H', q, 0, 200)).toEqual(await m.store.getQueueEntries('H', q, 0, 200));
     expect(m.ha.connectionInfo().haConnectionInfo[0]).toMatchObject({ slaveAckOffset: end, diff: 0, inSync: true });
+  });
+
+  it('ships frames of at most haTransferBatchSize, contiguous, whatever it read at once', async () => {
+    const m = await masterWith(haConfig({ haTransferBatchSize: 100 }));
+    for (let i = 0; i < 40; i++) await m.store.putMessage(makeMessage('F', 0, `f${i}-${'q'.repeat(70)}`));
+    const end = m.store.commitLog.writtenOffset;
+    const peer = rawPeer(m.port);
+    peer.socket.write(encodeReport(0));
+    const frames: Array<{ offset: number; body: Buffer }> = [];
+    const reader = new FrameReader(MAX_FRAME_BODY_BYTES, (reason) => frames.push({ offset: -1, body: Buffer.from(reason) }));
+    peer.socket.on('data', (d: Buffer) => reader.push(d, { onHeader: () => true, onFrame: (offset, body) => (frames.push({ offset, body: Buffer.concat(body) }), true) }));
+    const from = end - (end % 4096); // an empty slave starts at the start of the last file
+    expect(end - from).toBeGreaterThan(1000);
+    await waitFor(() => frames.reduce((n, f) => n + f.body.length, 0) >= end - from, 10_000, 'the last file');
+    let next = from;
+    for (const f of frames) {
+      expect(f.offset).toBe(next);
+      expect(f.body.length).toBeLessThanOrEqual(100);
+      next += f.body.length;
+    }
+    expect(next).toBe(end);
+    expect(frames.length).toBeGreaterThanOrEqual(Math.ceil((end - from) / 100));
+    expect(Buffer.concat(frames.map((f) => f.body)).equals((await m.store.commitLog.readForReplica(from, end - from))!)).toBe(true);
   });
 
   it('an empty slave starts at the start of the master\'s last file', async () => {
