@@ -89,11 +89,7 @@ export class RemotingServer {
 
   private reply(conn: Connection, req: RemotingCommand, res: RemotingCommand | null): void {
     conn.requestDone();
-    if (res === null) return;
-    if (isOneway(req)) {
-      res.onWritten?.(); // dropped: its buffers are free
-      return;
-    }
+    if (res === null || isOneway(req)) return;
     res.opaque = req.opaque;
     conn.write(res);
   }
