@@ -24,23 +24,16 @@ import { startSender } from '../compat/lib/dledger-sender.mjs';
 import { sleep, waitFor } from '../compat/lib/ha-tools.mjs';
 import { children, killTree, stopAllServers } from '../compat/lib/servers.mjs';
 import { guardProcess } from '../compat/lib/script-args.mjs';
-import { REAL_JAVA, classpath, driver, median } from './java-driver.mjs';
+import { REAL_JAVA, classpath, driver, groupBenchArgs, median } from './java-driver.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
-const argv = process.argv.slice(2);
-const flag = (n) => argv.includes(`--${n}`);
-const opt = (n) => argv.find((a) => a.startsWith(`--${n}=`))?.slice(n.length + 3);
-const QUICK = flag('quick');
+const { flag, opt, quick: QUICK, num, common } = groupBenchArgs();
 const env = process.env;
-const num = (v, d) => (v === undefined || v === '' ? d : Number(v));
 const CFG = {
-  seconds: num(env.BENCH_SECONDS, QUICK ? 2 : 5),
-  runs: num(env.BENCH_RUNS, QUICK ? 1 : 3),
-  warmup: num(env.BENCH_WARMUP, QUICK ? 1 : 30), // fresh JVMs: see bench/ha.mjs on why 30 s
+  ...common,
   officialVersion: env.BENCH_DLEDGER_OFFICIAL_VERSION || '5.3.3',
   backlogMiB: num(env.BENCH_DLEDGER_BACKLOG_MIB, QUICK ? 32 : 256),
-  heap: env.BENCH_OFFICIAL_HEAP || '1g',
 };
 const FILE_BYTES = 1073741824;
 const TOPIC = 'BenchDLedger';

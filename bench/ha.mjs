@@ -23,25 +23,16 @@ import { Remote, rng, sleep, waitFor } from '../compat/lib/ha-tools.mjs';
 import { consumerFailover } from '../compat/lib/ha-failover.mjs';
 import { children, killTree, stopAllServers } from '../compat/lib/servers.mjs';
 import { guardProcess } from '../compat/lib/script-args.mjs';
-import { REAL_JAVA, classpath, driver, median } from './java-driver.mjs';
+import { REAL_JAVA, classpath, driver, groupBenchArgs, median } from './java-driver.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
-const argv = process.argv.slice(2);
-const flag = (n) => argv.includes(`--${n}`);
-const opt = (n) => argv.find((a) => a.startsWith(`--${n}=`))?.slice(n.length + 3);
-const QUICK = flag('quick');
+const { flag, opt, quick: QUICK, num, common } = groupBenchArgs();
 const env = process.env;
-const num = (v, d) => (v === undefined || v === '' ? d : Number(v));
 const CFG = {
-  seconds: num(env.BENCH_SECONDS, QUICK ? 2 : 5),
-  runs: num(env.BENCH_RUNS, QUICK ? 1 : 3),
-  // 30 s, not the main bench's 5: every group here is a fresh pair of broker JVMs, and with 5 s the official SYNC
-  // runs still climbed 1,205 -> 1,779 -> 4,322 msg/s (2026-12-02; with 30 s: 6,101 -> 6,854 -> 8,415).
-  warmup: num(env.BENCH_WARMUP, QUICK ? 1 : 30),
+  ...common,
   officialVersion: env.BENCH_OFFICIAL_VERSION || '4.9.8',
   backlogMiB: num(env.BENCH_HA_BACKLOG_MIB, QUICK ? 256 : 1024),
-  heap: env.BENCH_OFFICIAL_HEAP || '1g',
 };
 const FILE_BYTES = 1073741824;
 const log = (m) => process.stderr.write(`[bench-ha ${new Date().toISOString().slice(11, 19)}] ${m}\n`);

@@ -60,3 +60,23 @@ export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN;
 };
+
+/**
+ * The flags and settings the group benchmarks (bench/ha.mjs, bench/dledger.mjs) share: `--quick`, `--name=value`,
+ * and BENCH_SECONDS / BENCH_RUNS / BENCH_WARMUP / BENCH_OFFICIAL_HEAP with their quick and full defaults. The warm-up
+ * is 30 s, not the main bench's 5: every group is fresh broker JVMs, and with 5 s the official SYNC runs still climbed
+ * 1,205 -> 1,779 -> 4,322 msg/s (2026-12-02; with 30 s: 6,101 -> 6,854 -> 8,415).
+ */
+export function groupBenchArgs(argv = process.argv.slice(2), env = process.env) {
+  const flag = (n) => argv.includes(`--${n}`);
+  const opt = (n) => argv.find((a) => a.startsWith(`--${n}=`))?.slice(n.length + 3);
+  const quick = flag('quick');
+  const num = (v, d) => (v === undefined || v === '' ? d : Number(v));
+  const common = {
+    seconds: num(env.BENCH_SECONDS, quick ? 2 : 5),
+    runs: num(env.BENCH_RUNS, quick ? 1 : 3),
+    warmup: num(env.BENCH_WARMUP, quick ? 1 : 30),
+    heap: env.BENCH_OFFICIAL_HEAP || '1g',
+  };
+  return { flag, opt, quick, num, common };
+}
