@@ -16,6 +16,42 @@ export function createOffsetMessageId(storeHost: HostAddress, commitLogOffset: n
   return hostHex + commitLogOffset.toString(16).toUpperCase().padStart(16, '0');
 }
 
+const HEX_UPPER = Buffer.from('0123456789ABCDEF', 'latin1');
+const hostHexBytesCache = new WeakMap<HostAddress, Buffer>();
+
+/**
+ * The offset msgIds of records stored together (one send or batch), comma-separated as SEND_MESSAGE answers carry
+ * them: built in one buffer, one string in the end, instead of three strings per record and a join.
+ */
+export function offsetMessageIds(storeHost: HostAddress, commitLogOffsets: readonly number[]): string {
+  let host = hostHexBytesCache.get(storeHost);
+  if (host === undefined) {
+    host = Buffer.from(createOffsetMessageId(storeHost, 0).slice(0, -16), 'latin1');
+    hostHexBytesCache.set(storeHost, host);
+  }
+  const n = commitLogOffsets.length;
+  if (n === 0) return '';
+  const idLength = host.length + 16;
+  const out = Buffer.allocUnsafe(n * (idLength + 1) - 1);
+  let o = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out[o++] = 0x2c; // ','
+    for (let k = 0; k < host.length; k++) out[o + k] = host[k]!;
+    o += host.length;
+    const v = commitLogOffsets[i]!;
+    const hi = Math.floor(v / 4294967296);
+    o = hex8(out, o, hi);
+    o = hex8(out, o, v - hi * 4294967296);
+  }
+  return out.toString('latin1', 0, o);
+}
+
+/** 8 uppercase hex digits of a 32-bit value (0 <= v < 2^32) at o; returns o + 8. */
+function hex8(b: Buffer, o: number, v: number): number {
+  for (let shift = 28; shift >= 0; shift -= 4) b[o++] = HEX_UPPER[(v >>> shift) & 15]!;
+  return o;
+}
+
 /** Decodes an offset msgId into its address and physical offset; undefined when it is not one. */
 export function decodeOffsetMessageId(msgId: string): { addr: string; commitLogOffset: number } | undefined {
   if (!/^[0-9A-Fa-f]+$/.test(msgId) || (msgId.length !== 32 && msgId.length !== 56)) return undefined;

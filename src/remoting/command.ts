@@ -21,6 +21,8 @@ export interface RemotingCommand {
   body?: Buffer;
   /** Responses only: a body given as several buffers (pull records), written without concatenation. */
   bodyParts?: Buffer[];
+  /** Responses only: called once, after the frame went to the socket or was dropped (its buffers are then free). */
+  onWritten?: () => void;
 }
 
 export function isResponse(cmd: RemotingCommand): boolean {

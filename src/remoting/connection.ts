@@ -241,25 +241,33 @@ export class Connection implements ClientChannel, BudgetedConnection {
 
   /** Writes a command; returns false if the connection is closed. */
   write(cmd: RemotingCommand): boolean {
-    if (this.closed || this.socket.destroyed) return false;
+    if (this.closed || this.socket.destroyed) {
+      cmd.onWritten?.();
+      return false;
+    }
     const unsent = this.socket.writableLength;
     if (unsent > this.limits.maxPendingWriteBytes) {
       limited(this.logger).warn('not-reading', { peer: this.remoteAddress, bytes: unsent }, 'peer does not read, closing');
       this.close();
+      cmd.onWritten?.();
       return false;
     }
     let parts = encodeFrame(cmd);
     if (this.budget) {
       if (unsent > 0 && cmd.bodyParts && cmd.bodyParts.length > 0) {
         // Behind a backlog the answer waits in memory: one exact copy rather than views that keep whole
-        // tail-cache chunks alive for as long as the peer does not read.
-        parts = [parts[0]!, parts[1]!, Buffer.concat(parts.slice(2))];
+        // tail-cache chunks alive for as long as the peer does not read (parts[0] is the length fields and header).
+        parts = [parts[0]!, Buffer.concat(parts.slice(1))];
       } else {
         this.pinnedBytes += pinnedBytesOf(parts);
       }
     }
     this.socket.cork();
-    for (const p of parts) this.socket.write(p);
+    const last = parts.length - 1;
+    for (let i = 0; i < last; i++) this.socket.write(parts[i]!);
+    // The callback runs once the frame is with the kernel, or with an error when the socket is destroyed first.
+    if (cmd.onWritten) this.socket.write(parts[last]!, cmd.onWritten);
+    else this.socket.write(parts[last]!);
     process.nextTick(this.afterWriteBound);
     return true;
   }

@@ -107,7 +107,58 @@ export function decodeBinaryHeader(h: Buffer): Omit<RemotingCommand, 'body'> {
 
 /** Encodes a command header as JSON (we always answer JSON: ali-ons reads JSON only). */
 export function encodeJsonHeader(cmd: RemotingCommand): Buffer {
-  // Strict JSON, key order like fastjson (alphabetical); ali-ons parses it with JSON.parse.
+  return Buffer.from(jsonHeaderText(cmd), 'utf8');
+}
+
+const JAVA_LANGUAGE_JSON = ',"language":"JAVA"';
+
+/**
+ * The header's JSON text: strict JSON, keys in fastjson's (alphabetical) order; ali-ons parses it with JSON.parse.
+ * Written field by field rather than through an intermediate object; only the extFields map and the remark go
+ * through JSON.stringify. The same text JSON.stringify gives for that object (see the codec tests).
+ */
+function jsonHeaderText(cmd: RemotingCommand): string {
+  const { code, flag, opaque, version, language } = cmd;
+  if (typeof code !== 'number' || typeof flag !== 'number' || typeof opaque !== 'number' || typeof version !== 'number' ||
+    typeof language !== 'string') {
+    return jsonHeaderTextSlow(cmd);
+  }
+  let t = `{"code":${jsonNumber(code)}`;
+  if (cmd.extFields !== undefined) t += `,"extFields":${extFieldsJson(cmd.extFields)}`;
+  t += `,"flag":${jsonNumber(flag)}`;
+  t += language === 'JAVA' ? JAVA_LANGUAGE_JSON : `,"language":${JSON.stringify(language)}`;
+  t += `,"opaque":${jsonNumber(opaque)}`;
+  if (cmd.remark !== undefined && cmd.remark !== null) t += `,"remark":${JSON.stringify(cmd.remark)}`;
+  return `${t},"serializeTypeCurrentRPC":"JSON","version":${jsonNumber(version)}}`;
+}
+
+/** A string JSON writes as it is between quotes: printable ASCII without `"` and `\\`. */
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * JSON.stringify(extFields) for a map of plain strings (what answers carry: offsets, msgIds, names), without
+ * JSON.stringify's per-character escaping pass over long values (a batch's msgIds are ~33 characters a message);
+ * anything else goes through JSON.stringify.
+ */
+function extFieldsJson(ext: Record<string, string>): string {
+  if (ext === null || typeof ext !== 'object' || Array.isArray(ext) || Object.getPrototypeOf(ext) !== Object.prototype) {
+    return JSON.stringify(ext);
+  }
+  let t = '{';
+  for (const k of Object.keys(ext)) {
+    const v: unknown = ext[k];
+    if (typeof v !== 'string' || !JSON_PLAIN.test(v) || !JSON_PLAIN.test(k)) return JSON.stringify(ext);
+    t += t.length === 1 ? `"${k}":"${v}"` : `,"${k}":"${v}"`;
+  }
+  return `${t}}`;
+}
+
+function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** Any header the fast path does not take (a field of an unexpected type): through an object, as JSON.stringify writes it. */
+function jsonHeaderTextSlow(cmd: RemotingCommand): string {
   const o: Record<string, unknown> = {
     code: cmd.code,
     extFields: cmd.extFields,
@@ -118,18 +169,23 @@ export function encodeJsonHeader(cmd: RemotingCommand): Buffer {
   if (cmd.remark !== undefined && cmd.remark !== null) o.remark = cmd.remark;
   o.serializeTypeCurrentRPC = 'JSON';
   o.version = cmd.version;
-  return Buffer.from(JSON.stringify(o), 'utf8');
+  return JSON.stringify(o);
 }
 
-/** Encodes a whole frame: [length][serType<<24 | headerLen][header][body]. */
+/**
+ * Encodes a whole frame: [length][serType<<24 | headerLen][header][body]. The length fields and the header share
+ * one buffer (one allocation, one iovec); body buffers follow as they are.
+ */
 export function encodeFrame(cmd: RemotingCommand): Buffer[] {
-  const header = encodeJsonHeader(cmd);
+  const text = jsonHeaderText(cmd);
+  const headerLength = Buffer.byteLength(text, 'utf8');
   let bodyLen = cmd.body ? cmd.body.length : 0;
   if (cmd.bodyParts) for (const part of cmd.bodyParts) bodyLen += part.length;
-  const prefix = Buffer.allocUnsafe(8);
-  prefix.writeInt32BE(4 + header.length + bodyLen, 0);
-  prefix.writeInt32BE(header.length & 0xffffff, 4);
-  const parts = [prefix, header];
+  const head = Buffer.allocUnsafe(8 + headerLength);
+  head.writeInt32BE(4 + headerLength + bodyLen, 0);
+  head.writeInt32BE(headerLength & 0xffffff, 4);
+  head.write(text, 8, headerLength, 'utf8');
+  const parts: Buffer[] = [head];
   if (cmd.body && cmd.body.length > 0) parts.push(cmd.body);
   if (cmd.bodyParts) for (const part of cmd.bodyParts) parts.push(part);
   return parts;

@@ -89,7 +89,11 @@ export class RemotingServer {
 
   private reply(conn: Connection, req: RemotingCommand, res: RemotingCommand | null): void {
     conn.requestDone();
-    if (res === null || isOneway(req)) return;
+    if (res === null) return;
+    if (isOneway(req)) {
+      res.onWritten?.(); // dropped: its buffers are free
+      return;
+    }
     res.opaque = req.opaque;
     conn.write(res);
   }

@@ -10,7 +10,7 @@
 import type { GetResult, GetStatus, MessageFilter } from './types.js';
 import type { StoreConfig } from './config.js';
 import { CQ_UNIT_SIZE } from './config.js';
-import type { CommitLogPort } from './commit-log/port.js';
+import type { CommitLogPort, ReadPins } from './commit-log/port.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
 import { readInt64, readRecordProperties } from './record.js';
 
@@ -89,7 +89,7 @@ export async function getMessage(
     ctx, maxMsgNums, maxPullBytes: Math.min(Math.max(maxTotalBytes, 100), MAX_PULL_TOTAL_BYTES),
     consumeQueueMatch: filter?.isMatchedByConsumeQueue, nextBeginOffset: offset, skipBelow: -1,
     missStatus: 'NO_MATCHED_MESSAGE', missAt: -1, offsets: [], sizes: [], lastChosenAt: -1, records: [], totalBytes: 0,
-    lastScannedCommitLogOffset: 0,
+    lastScannedCommitLogOffset: 0, pins: undefined,
   };
   let entries: Buffer = first;
   let entriesAt = offset; // queue offset of entries[0]
@@ -105,7 +105,8 @@ export async function getMessage(
     } else {
       from = stop;
     }
-    const read = await readRecords(ctx.commitLog, s.offsets, s.sizes, config.mappedFileSizeCommitLog, ctx.memoryBudgetBytes);
+    s.pins ??= ctx.commitLog.newReadPins?.();
+    const read = await readRecords(ctx.commitLog, s.offsets, s.sizes, config.mappedFileSizeCommitLog, ctx.memoryBudgetBytes, s.pins);
     const passedOver = takeRecords(s, read, commitLogMatch);
     // Without a commit-log check the scan counted exactly the records taken (or gone): one pass is Java's answer.
     if (!commitLogMatch) break;
@@ -128,7 +129,7 @@ export async function getMessage(
   const suggestPullingFromSlave = ctx.commitLog.writtenOffset - s.lastScannedCommitLogOffset > ctx.memoryBudgetBytes;
   return {
     status, nextBeginOffset: s.nextBeginOffset, minOffset: min, maxOffset: max, records: s.records, totalBytes: s.totalBytes,
-    suggestPullingFromSlave,
+    suggestPullingFromSlave, pins: s.pins,
   };
 }
 
@@ -150,6 +151,8 @@ interface Scan {
    */
   missStatus: GetStatus;
   missAt: number;
+  /** The tail-cache views taken so far (see GetResult.pins). */
+  pins?: ReadPins;
   /** Records chosen by the current pass (commit-log offsets, sizes) and the queue offset of the last one. */
   offsets: number[];
   sizes: number[];
@@ -255,6 +258,7 @@ function matchesByCommitLog(match: NonNullable<MessageFilter['isMatchedByCommitL
 /** Records from the tail cache (zero-copy) or disk (nearby records merged into one read). */
 async function readRecords(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
+  pins: ReadPins | undefined,
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
@@ -262,7 +266,7 @@ async function readRecords(
   for (let i = 0; i < offsets.length; i++) {
     const off = offsets[i]!;
     const size = sizes[i]!;
-    const cached = commitLog.readCached(off, size);
+    const cached = commitLog.readCached(off, size, pins);
     if (cached) {
       out[i] = cached;
       continue;

@@ -29,6 +29,8 @@ const MAX_QUEUE_ID = 0x7fffffff;
 
 export interface StoreStats {
   commitLogWriteCalls: number;
+  /** In-memory tail buffers of the commit log used again instead of allocated. */
+  tailChunksReused: number;
   commitLogFsyncCalls: number;
   consumeQueueFsyncFiles: number;
   /** Reads behind the in-memory tails: on the event loop, through the thread pool, and sync ones found slow. */
@@ -154,6 +156,7 @@ export class DefaultMessageStore implements MessageStore {
   get stats(): StoreStats {
     return {
       commitLogWriteCalls: this.commitLog.stats.writeCalls,
+      tailChunksReused: this.commitLog.stats.tailChunksReused ?? 0,
       commitLogFsyncCalls: this.commitLog.stats.fsyncCalls,
       consumeQueueFsyncFiles: this.cqFsyncFiles,
       ...this.pageCacheReader.stats,

@@ -56,16 +56,22 @@ export const MAX_TOPIC_LENGTH = 255;
 export const MAX_V1_TOPIC_LENGTH = 127;
 
 const TWO_POW_32 = 4294967296;
+const TWO_POW_63 = 9223372036854775808;
 
 export function readInt64(buf: Buffer, pos: number): number {
   return buf.readInt32BE(pos) * TWO_POW_32 + buf.readUInt32BE(pos + 4);
 }
 
-/** Writes a JS integer (|v| < 2^53) as a big-endian int64. */
+/** Writes a JS integer (|v| < 2^53) as a big-endian int64 (byte stores: the hot queue and index entries use it). */
 export function writeInt64(buf: Buffer, pos: number, v: number): void {
-  const hi = Math.floor(v / TWO_POW_32);
-  buf.writeInt32BE(hi, pos);
-  buf.writeUInt32BE(v - hi * TWO_POW_32, pos + 4);
+  if (!(pos >= 0 && pos + 8 <= buf.length)) throw new RangeError(`int64 at ${pos} is outside a buffer of ${buf.length}`);
+  put64(buf, pos, v);
+}
+
+/** Writes an int32 (signed or unsigned 32-bit value) big-endian, like writeInt32BE without its call overhead. */
+export function writeInt32(buf: Buffer, pos: number, v: number): void {
+  if (!(pos >= 0 && pos + 4 <= buf.length)) throw new RangeError(`int32 at ${pos} is outside a buffer of ${buf.length}`);
+  put32(buf, pos, v);
 }
 
 export function bornHostLength(sysFlag: number): number {
@@ -127,41 +133,77 @@ export interface RecordPlacement {
   propertiesLength: number;
 }
 
-/** Writes one record at `pos` of `target` (which must have totalSize bytes free). */
+/**
+ * Writes one record at `pos` of `target` (which must have totalSize bytes free). Fields go in with plain byte
+ * stores and short copies run as loops: Buffer's write*()/copy() calls cost more in checks and call overhead than
+ * the few bytes they move, and this runs once per stored message.
+ */
 export function writeRecord(target: Buffer, pos: number, msg: MessageToStore, p: RecordPlacement): void {
-  const v2 = p.topicBytes.length > MAX_V1_TOPIC_LENGTH;
+  const topic = p.topicBytes;
+  const v2 = topic.length > MAX_V1_TOPIC_LENGTH;
+  const body = msg.body;
+  const bodyLength = body.length;
+  if (pos < 0 || pos + p.totalSize > target.length) throw new RangeError(`record of ${p.totalSize} bytes does not fit at ${pos}`);
   let o = pos;
-  target.writeInt32BE(p.totalSize, o); o += 4;
-  target.writeUInt32BE(v2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1, o); o += 4;
-  target.writeInt32BE(p.bodyCrc, o); o += 4;
-  target.writeInt32BE(msg.queueId, o); o += 4;
-  target.writeInt32BE(msg.flag | 0, o); o += 4;
-  writeInt64(target, o, p.queueOffset); o += 8;
-  writeInt64(target, o, p.commitLogOffset); o += 8;
-  target.writeInt32BE(p.sysFlag, o); o += 4;
-  writeInt64(target, o, msg.bornTimestamp); o += 8;
-  o = writeHost(target, o, msg.bornHost);
-  writeInt64(target, o, p.storeTimestamp); o += 8;
-  o = writeHost(target, o, msg.storeHost);
-  target.writeInt32BE(msg.reconsumeTimes | 0, o); o += 4;
-  writeInt64(target, o, msg.preparedTransactionOffset); o += 8;
-  target.writeInt32BE(msg.body.length, o); o += 4;
-  o += msg.body.copy(target, o);
+  o = put32(target, o, p.totalSize);
+  o = put32(target, o, v2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1);
+  o = put32(target, o, p.bodyCrc);
+  o = put32(target, o, msg.queueId);
+  o = put32(target, o, msg.flag);
+  o = put64(target, o, p.queueOffset);
+  o = put64(target, o, p.commitLogOffset);
+  o = put32(target, o, p.sysFlag);
+  o = put64(target, o, msg.bornTimestamp);
+  o = putHost(target, o, msg.bornHost);
+  o = put64(target, o, p.storeTimestamp);
+  o = putHost(target, o, msg.storeHost);
+  o = put32(target, o, msg.reconsumeTimes);
+  o = put64(target, o, msg.preparedTransactionOffset);
+  o = put32(target, o, bodyLength);
+  if (bodyLength > 0) target.set(body, o);
+  o += bodyLength;
   if (v2) {
-    target.writeInt16BE(p.topicBytes.length, o); o += 2;
-  } else {
-    target.writeInt8(p.topicBytes.length, o); o += 1;
+    target[o++] = topic.length >>> 8;
   }
-  o += p.topicBytes.copy(target, o);
-  target.writeInt16BE(p.propertiesLength, o); o += 2;
-  if (p.propertiesLength > 0) o += target.write(msg.propertiesString, o, p.propertiesLength, 'utf8');
+  target[o++] = topic.length & 0xff;
+  for (let i = 0; i < topic.length; i++) target[o + i] = topic[i]!;
+  o += topic.length;
+  const propertiesLength = p.propertiesLength;
+  target[o++] = (propertiesLength >>> 8) & 0xff;
+  target[o++] = propertiesLength & 0xff;
+  if (propertiesLength > 0) {
+    const props = msg.propertiesString;
+    // Property strings are ASCII nearly always (byte length = string length): one byte per char, no UTF-8 encoder.
+    if (props.length === propertiesLength) o += target.write(props, o, propertiesLength, 'latin1');
+    else o += target.write(props, o, propertiesLength, 'utf8');
+  }
   if (o - pos !== p.totalSize) throw new Error(`record size mismatch: wrote ${o - pos}, expected ${p.totalSize}`);
 }
 
-function writeHost(target: Buffer, o: number, host: HostAddress): number {
-  o += host.ip.copy(target, o);
-  target.writeInt32BE(host.port, o);
+/** Big-endian int32 (signed or unsigned 32-bit value) at o; returns o + 4. */
+function put32(b: Buffer, o: number, v: number): number {
+  b[o] = v >>> 24;
+  b[o + 1] = v >>> 16;
+  b[o + 2] = v >>> 8;
+  b[o + 3] = v;
   return o + 4;
+}
+
+/**
+ * Big-endian int64 of a JS integer (|v| < 2^53) at o; returns o + 8. A value outside Java's long range throws, as
+ * writeInt32BE did for its high word: a record is refused rather than stored with a wrapped field.
+ */
+function put64(b: Buffer, o: number, v: number): number {
+  if (!(v >= -TWO_POW_63 && v < TWO_POW_63)) throw new RangeError(`int64 field value ${v} is outside the long range`);
+  const hi = Math.floor(v / TWO_POW_32);
+  put32(b, o, hi);
+  return put32(b, o + 4, v - hi * TWO_POW_32);
+}
+
+function putHost(b: Buffer, o: number, host: HostAddress): number {
+  const ip = host.ip;
+  for (let i = 0; i < ip.length; i++) b[o + i] = ip[i]!;
+  return put32(b, o + ip.length, host.port);
 }
 
 /** Encodes one record into a fresh buffer (tests, tools; the store writes in place with writeRecord). */

@@ -89,6 +89,11 @@ export interface GetResult {
    * RAM (Java GetMessageResult.suggestPullingFromSlave); false when no entry was looked at.
    */
   suggestPullingFromSlave: boolean;
+  /**
+   * Set when some records are views of the commit log's memory: release once they are no longer used (a pull:
+   * after its response is written) so that memory can be reused. Not releasing is safe; it only costs the reuse.
+   */
+  pins?: { release(): void };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOffsetMessageId, decodeOffsetMessageId, parseHostAddress } from '../../src/broker/message-id.js';
+import { createOffsetMessageId, decodeOffsetMessageId, offsetMessageIds, parseHostAddress } from '../../src/broker/message-id.js';
 
 describe('offset message ids', () => {
   it('encode ip, port and a 64-bit offset as Java MessageDecoder.createMessageId does', () => {
@@ -9,6 +9,15 @@ describe('offset message ids', () => {
     expect(createOffsetMessageId(host, 0)).toBe('7F00000100002A9F0000000000000000');
     const big = 2 ** 52 + 12345;
     expect(decodeOffsetMessageId(createOffsetMessageId(host, big))).toEqual({ addr: '127.0.0.1:10911', commitLogOffset: big });
+  });
+
+  it('joins the ids of records stored together with commas, as a batch send answers them', () => {
+    const offsets = [0, 0x100000010, 2 ** 52 + 12345, 4294967295, 4294967296];
+    for (const host of [parseHostAddress('127.0.0.1:10911'), parseHostAddress('[2001:db8::1]:65535')]) {
+      expect(offsetMessageIds(host, offsets)).toBe(offsets.map((o) => createOffsetMessageId(host, o)).join(','));
+      expect(offsetMessageIds(host, [7])).toBe(createOffsetMessageId(host, 7));
+    }
+    expect(offsetMessageIds(parseHostAddress('1.2.3.4:5'), [])).toBe('');
   });
 
   it('parses the same address to the same host every time, v4 and v6', () => {

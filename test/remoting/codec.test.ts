@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type RemotingCommand, createResponse } from '../../src/remoting/command.js';
 import { FrameDecoder, MAX_FRAME_BYTES, SLAB_BYTES, SlabPool, decodeFrameBody } from '../../src/remoting/frame-decoder.js';
-import { FrameError, encodeFrame } from '../../src/remoting/header-codec.js';
+import { FrameError, encodeFrame, encodeJsonHeader } from '../../src/remoting/header-codec.js';
 
 /** A JSON frame exactly as a Java 4.9.x client writes it (fastjson, keys sorted). */
 function javaJsonFrame(headerJson: string, body?: Buffer): Buffer {
@@ -184,6 +184,25 @@ describe('frame encoder', () => {
     expect(header.remark).toBeUndefined();
     const back = decodeFrameBody(frame.subarray(4));
     expect(back.body?.toString()).toBe('xyz');
+  });
+
+  it('writes the header text JSON.stringify writes for the same fields in fastjson\'s order', () => {
+    const reference = (c: RemotingCommand) => JSON.stringify({
+      code: c.code, extFields: c.extFields, flag: c.flag, language: c.language, opaque: c.opaque,
+      ...(c.remark !== undefined && c.remark !== null ? { remark: c.remark } : {}), serializeTypeCurrentRPC: 'JSON', version: c.version,
+    });
+    const cases: RemotingCommand[] = [
+      createResponse(0, undefined, { msgId: 'ABC', queueId: '1' }),
+      createResponse(17, 'No topic route "x"\n\u0001 ünïcode 😀', { a: 'q"uote\\', b: '' }),
+      { ...createResponse(1), language: 'GO', opaque: -2147483648, version: 0, extFields: { u: undefined as unknown as string } },
+      { ...createResponse(1), extFields: undefined as unknown as Record<string, string>, opaque: Number.NaN },
+      { ...createResponse(1), remark: null as unknown as string, code: 2 ** 40 },
+      createResponse(0, undefined, { msgId: `${'7F00000100002A9F0000000000000000,'.repeat(15)}7F00000100002A9F0000000000000001`, queueId: '3', 2: 'numeric key', z: '' }),
+      createResponse(0, undefined, { tab: 'a\tb', del: '\u007f', n: 5 as unknown as string, u: undefined as unknown as string, o: { x: 1 } as unknown as string }),
+      { ...createResponse(0), extFields: Object.create({ inherited: 'x' }) as Record<string, string> },
+      { ...createResponse(0), extFields: ['a'] as unknown as Record<string, string> },
+    ];
+    for (const c of cases) expect(encodeJsonHeader(c).toString('utf8')).toBe(reference(c));
   });
 
   it('writes multi-part bodies contiguously', () => {

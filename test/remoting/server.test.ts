@@ -7,14 +7,19 @@ import { FrameDecoder } from '../../src/remoting/frame-decoder.js';
 import { encodeFrame } from '../../src/remoting/header-codec.js';
 import { RequestDispatcher } from '../../src/remoting/dispatcher.js';
 import { RemotingServer } from '../../src/remoting/server.js';
+import type { Connection } from '../../src/remoting/connection.js';
 
 describe('remoting server', () => {
   let server: RemotingServer;
   let client: RemotingClient;
   let addr: string;
   let onewayCount = 0;
+  /** Calls of the onWritten of answers to request 1005. */
+  let written = 0;
+  let onWritten: () => void = () => {};
 
   beforeEach(async () => {
+    written = 0;
     const dispatcher = new RequestDispatcher(silentLogger());
     server = new RemotingServer(silentLogger(), dispatcher);
     dispatcher.register(1000, (req) => createResponse(0, undefined, { echo: req.extFields.v ?? '' }, req.body));
@@ -29,6 +34,15 @@ describe('remoting server', () => {
       return createResponse(0);
     });
     dispatcher.register(1004, () => new Promise((r) => setTimeout(() => r(createResponse(0, 'late')), 50)));
+    dispatcher.register(1005, () => {
+      const res = createResponse(0);
+      res.bodyParts = [Buffer.from('part-1;'), Buffer.from('part-2')];
+      res.onWritten = () => {
+        written++;
+        onWritten();
+      };
+      return res;
+    });
     const port = await server.listen(0, '127.0.0.1');
     addr = `127.0.0.1:${port}`;
     client = new RemotingClient(silentLogger());
@@ -45,6 +59,91 @@ describe('remoting server', () => {
     expect(res.flag & 1).toBe(1);
     expect(res.extFields.echo).toBe('x');
     expect(res.body?.toString()).toBe('body');
+  });
+
+  it('copies an answer\'s body parts when it waits behind unsent bytes: the memory they viewed may be reused', async () => {
+    const accepted = new Promise<Connection>((resolve) => server.onConnection(resolve));
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    sock.pause(); // the peer does not read: answers pile up unsent
+    const conn = await accepted;
+    let backlog = 0;
+    while (conn.socket.writableLength === 0 && backlog < 64) {
+      conn.write(createResponse(0, undefined, {}, Buffer.alloc(4 * 1024 * 1024, 1)));
+      backlog++;
+      await new Promise((r) => setImmediate(r)); // the frame is uncorked and handed to the kernel
+    }
+    expect(conn.socket.writableLength).toBeGreaterThan(0);
+    const source = Buffer.alloc(256 * 1024, 0xaa); // as a tail-cache chunk: the answer holds views into it
+    const res = createResponse(0);
+    res.bodyParts = [source.subarray(0, 1000), source.subarray(5000, 7000)];
+    expect(conn.write(res)).toBe(true);
+    source.fill(0xee); // reused for other records once write() returned
+    const decoder = new FrameDecoder();
+    const got: RemotingCommand[] = [];
+    const all = new Promise<void>((resolve) => sock.on('data', (chunk) => {
+      decoder.push(chunk, got);
+      if (got.length === backlog + 1) resolve();
+    }));
+    sock.resume();
+    await all;
+    expect(got[backlog]!.body!.equals(Buffer.alloc(3000, 0xaa))).toBe(true);
+    sock.destroy();
+  });
+
+  it('tells an answer once its frame is written (the pull path then frees the memory its parts view)', async () => {
+    const told = new Promise<void>((resolve) => { onWritten = resolve; });
+    const res = await client.request(addr, createRequest(1005), 2000);
+    expect(res.body?.toString()).toBe('part-1;part-2');
+    await told;
+    await client.request(addr, createRequest(1000), 2000); // one more round trip: still told once
+    expect(written).toBe(1);
+  });
+
+  it('tells an answer once when it is dropped: connection closed before, oneway request', async () => {
+    const accepted = new Promise<Connection>((resolve) => server.onConnection(resolve));
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    const conn = await accepted;
+    const dropped = new Promise<void>((resolve) => { onWritten = resolve; });
+    const oneway = createRequest(1005);
+    oneway.flag |= 2;
+    sock.write(Buffer.concat(encodeFrame(oneway)));
+    await dropped;
+    expect(written).toBe(1);
+    conn.close();
+    const late = createResponse(0);
+    let told = 0;
+    late.onWritten = () => told++;
+    expect(conn.write(late)).toBe(false);
+    expect(told).toBe(1);
+    sock.destroy();
+  });
+
+  it('tells every answer exactly once when the connection closes with frames unsent or in flight', async () => {
+    const accepted = new Promise<Connection>((resolve) => server.onConnection(resolve));
+    const sock = net.connect(Number(addr.split(':')[1]), '127.0.0.1');
+    sock.pause(); // the peer does not read: frames stay in the kernel, in flight and in the socket's buffer
+    const conn = await accepted;
+    const calls: number[] = [];
+    const write = (i: number, bytes: number) => {
+      const res = createResponse(0);
+      res.bodyParts = [Buffer.alloc(bytes, i)];
+      res.onWritten = () => calls.push(i);
+      expect(conn.write(res)).toBe(true);
+    };
+    let n = 0;
+    while (conn.socket.writableLength === 0 && n < 64) {
+      write(n++, 4 * 1024 * 1024);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(conn.socket.writableLength).toBeGreaterThan(0);
+    for (let k = 0; k < 3; k++) write(n++, 1024); // queued behind the unsent bytes
+    const closed = new Promise((resolve) => conn.socket.once('close', resolve));
+    conn.close();
+    await closed;
+    while (calls.length < n) await new Promise((r) => setImmediate(r)); // bounded by the test timeout
+    await new Promise((r) => setImmediate(r));
+    expect(calls.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+    sock.destroy();
   });
 
   it('answers an unknown code with REQUEST_CODE_NOT_SUPPORTED and a remark', async () => {

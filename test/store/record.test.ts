@@ -42,6 +42,58 @@ describe('record codec', () => {
     expect(d.storeHost).toEqual({ ip: Buffer.from([127, 0, 0, 1]), port: 10911 });
   });
 
+  it('writes every field at Java\'s position, byte for byte as Buffer\'s own big-endian writers would', () => {
+    // An independent encoder built from Buffer.write*BE, field by field as MessageExtEncoder lays them out.
+    const reference = (msg: ReturnType<typeof makeMessage>, queueOffset: number, clOffset: number, storeTs: number): Buffer => {
+      const topic = Buffer.from(msg.topic);
+      const props = Buffer.from(msg.propertiesString);
+      const v2 = topic.length > 127;
+      const born = msg.bornHost.ip.length + 4;
+      const store = msg.storeHost.ip.length + 4;
+      const b = Buffer.alloc(56 + born + store + 16 + msg.body.length + (v2 ? 2 : 1) + topic.length + 2 + props.length);
+      let o = 0;
+      const i64 = (v: number) => { b.writeBigInt64BE(BigInt(v), o); o += 8; };
+      o = b.writeInt32BE(b.length, o);
+      o = b.writeUInt32BE(v2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1, o);
+      o = b.writeInt32BE(bodyCrc32(msg.body), o);
+      o = b.writeInt32BE(msg.queueId, o);
+      o = b.writeInt32BE(msg.flag, o);
+      i64(queueOffset);
+      i64(clOffset);
+      o = b.writeInt32BE((msg.sysFlag & ~0x30) | (msg.bornHost.ip.length === 16 ? 0x10 : 0) | (msg.storeHost.ip.length === 16 ? 0x20 : 0), o);
+      i64(msg.bornTimestamp);
+      o += msg.bornHost.ip.copy(b, o);
+      o = b.writeInt32BE(msg.bornHost.port, o);
+      i64(storeTs);
+      o += msg.storeHost.ip.copy(b, o);
+      o = b.writeInt32BE(msg.storeHost.port, o);
+      o = b.writeInt32BE(msg.reconsumeTimes, o);
+      i64(msg.preparedTransactionOffset);
+      o = b.writeInt32BE(msg.body.length, o);
+      o += msg.body.copy(b, o);
+      o = v2 ? b.writeInt16BE(topic.length, o) : b.writeInt8(topic.length, o);
+      o += topic.copy(b, o);
+      o = b.writeInt16BE(props.length, o);
+      props.copy(b, o);
+      return b;
+    };
+    const cases = [
+      makeMessage('TopicTest', 3, 'hello world', { tags: 'TagA', keys: 'k1 k2' }),
+      makeMessage('T'.repeat(200), 2147483647, Buffer.alloc(70000, 0xab), { keys: 'schlüssel ключ' }),
+      makeMessage('t', 0, ''),
+    ];
+    cases[0]!.flag = -2;
+    cases[0]!.reconsumeTimes = 16;
+    cases[1]!.preparedTransactionOffset = 2 ** 52 + 12345;
+    cases[1]!.bornHost = { ip: Buffer.from('20010db8000000000000000000000001', 'hex'), port: 65535 };
+    cases[2]!.bornTimestamp = 2 ** 41 + 7;
+    for (const m of cases) {
+      for (const [qo, co] of [[0, 0], [2 ** 32 + 5, 2 ** 40 + 3], [2 ** 53 - 1, 2 ** 31]] as const) {
+        expect(encodeRecord(m, qo, co, 1700000001234)).toEqual(reference(m, qo, co, 1700000001234));
+      }
+    }
+  });
+
   it('uses the v2 magic and a 2-byte topic length for topics over 127 bytes', () => {
     const topic = '%RETRY%' + 'g'.repeat(150);
     const msg = makeMessage(topic, 0, 'x');

@@ -100,6 +100,7 @@ async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: bool
     minOffset: String(result.minOffset),
     maxOffset: String(result.maxOffset),
   });
+  const pins = result.pins;
   if (code === ResponseCode.SUCCESS) {
     res.bodyParts = result.records;
     ctx.stats.msgGetTotal += result.records.length;
@@ -108,6 +109,10 @@ async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: bool
       for (const r of result.records) bytes += r.length;
       ctx.stats.metrics.messagesPulled(pull.topic, pull.consumerGroup, result.records.length, bytes);
     }
+    // the records may be views of the store's memory: it may reuse that memory once they are on the socket
+    if (pins) res.onWritten = () => pins.release();
+  } else {
+    pins?.release();
   }
   return res;
 }

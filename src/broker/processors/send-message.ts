@@ -3,7 +3,7 @@ import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import { type ProcessorTable, type RequestContext, sameProcessor } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
-import { createOffsetMessageId } from '../message-id.js';
+import { offsetMessageIds } from '../message-id.js';
 import { isRefusal } from '../outcome.js';
 import type { SendHeader } from '../send/message-checks.js';
 import { type BatchItem, type Stored, sendMessage } from '../send/send-service.js';
@@ -76,7 +76,7 @@ function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): R
     ctx.stats.topicPuts.add(stored.storedTopic, result.messageCount);
     ctx.stats.metrics?.messagesStored(stored.storedTopic, properties, result.messageCount, result.wroteBytes);
     res.extFields = {
-      msgId: result.commitLogOffsets.map((o) => createOffsetMessageId(stored.storeHost, o)).join(','),
+      msgId: offsetMessageIds(stored.storeHost, result.commitLogOffsets),
       queueId: String(stored.queueId),
       queueOffset: String(result.queueOffset),
       MSG_REGION: 'DefaultRegion',

@@ -83,11 +83,24 @@ export function checkSizes(ctx: BrokerContext, bodyBytes: number, properties: st
   if (bodyBytes > ctx.config.maxMessageSize) {
     return refusal(ResponseCode.MESSAGE_ILLEGAL, `the message body size ${bodyBytes} bytes is larger than maxMessageSize ${ctx.config.maxMessageSize}`);
   }
+  // A UTF-16 unit takes at most 3 UTF-8 bytes: a short string cannot be too long, no need to measure it.
+  if (properties.length * 3 <= MAX_PROPERTIES_BYTES) return undefined;
   const propBytes = Buffer.byteLength(properties, 'utf8');
   if (propBytes > MAX_PROPERTIES_BYTES) {
     return refusal(ResponseCode.MESSAGE_ILLEGAL, `the message properties size ${propBytes} bytes is larger than ${MAX_PROPERTIES_BYTES}`);
   }
   return undefined;
+}
+
+let clusterName = '';
+let clusterPropertyText = '';
+/** `CLUSTER\x01<name>\x02`, built once per cluster name rather than once per message. */
+function clusterProperty(name: string): string {
+  if (name !== clusterName) {
+    clusterName = name;
+    clusterPropertyText = `${MessageConst.CLUSTER}\u0001${name}\u0002`;
+  }
+  return clusterPropertyText;
 }
 
 /** The message the store takes, with UNIQ_KEY (when the producer set none) and CLUSTER added as a 5.x broker does. */
@@ -110,9 +123,7 @@ export function buildMessage(
     uniqKey = createUniqueKey();
     props += `${MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX}\u0001${uniqKey}\u0002`;
   }
-  if (cluster === undefined) {
-    props += `${MessageConst.CLUSTER}\u0001${ctx.config.brokerClusterName}\u0002`;
-  }
+  if (cluster === undefined) props += clusterProperty(ctx.config.brokerClusterName);
   return {
     topic: header.topic,
     queueId,

@@ -12,13 +12,13 @@ import {
 } from '../record.js';
 import { fs, fdatasync, writevAll, writevAllSync } from '../io.js';
 import { Segment } from '../segment.js';
-import { TailCache } from './tail-cache.js';
+import { TailCache, TailPins } from './tail-cache.js';
 import {
   abnormalWindowStart, loadSegmentsSync, recoverLog, recoveryWindowStart, truncateSegmentsSync,
 } from './recovery.js';
 import type {
   CommitLogDeps, CommitLogFactory, CommitLogFile, CommitLogPort, CommitLogStats, PreparedMessage, QueueOffsetCounter,
-  ReplicaAppendRefusal, ReplicaWait, WrittenRecord,
+  ReadPins, ReplicaAppendRefusal, ReplicaWait, WrittenRecord,
 } from './port.js';
 import {
   type Batch, type Waiter, type WriteOp, batchDispatched, newBatch, stageReported, stageStarted,
@@ -48,7 +48,7 @@ export class CommitLog implements CommitLogPort {
   /** Store timestamp of the newest record written / flushed (checkpoint physicMsgTimestamp). */
   writtenStoreTimestamp = 0;
   flushedStoreTimestamp = 0;
-  readonly stats: CommitLogStats = { writeCalls: 0, fsyncCalls: 0 };
+  readonly stats: CommitLogStats = { writeCalls: 0, fsyncCalls: 0, tailChunksReused: 0 };
   /** Set when a write failed: the log cannot continue without a hole, so appends stop. */
   failure: Error | null = null;
 
@@ -327,6 +327,7 @@ export class CommitLog implements CommitLogPort {
     this.writtenOffset = batch.endOffset;
     this.writtenStoreTimestamp = batch.storeTimestamp;
     this.cache.evict(batch.endOffset);
+    this.stats.tailChunksReused = this.cache.reusedChunks;
     return true;
   }
 
@@ -615,10 +616,14 @@ export class CommitLog implements CommitLogPort {
 
   // ---------------------------------------------------------------- read
 
-  /** Zero-copy view of a written record range when it is still in the tail cache. */
-  readCached(offset: number, size: number): Buffer | undefined {
+  /** Zero-copy view of a written record range when it is still in the tail cache (see CommitLogPort.readCached). */
+  readCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined {
     if (offset + size > this.writtenOffset) return undefined;
-    return this.cache.read(offset, size);
+    return pins instanceof TailPins ? this.cache.readPinned(offset, size, pins) : this.cache.read(offset, size);
+  }
+
+  newReadPins(): ReadPins {
+    return this.cache.newPins();
   }
 
   /**

@@ -34,6 +34,8 @@ export interface WrittenRecord extends DispatchedEntry {
 export interface CommitLogStats {
   writeCalls: number;
   fsyncCalls: number;
+  /** In-memory tail buffers used again for new records (logs that keep such a tail). */
+  tailChunksReused?: number;
 }
 
 /** One file of the log, as retention sees it. */
@@ -138,8 +140,13 @@ export interface CommitLogPort {
   flush(): Promise<void>;
 
   // ---- read
-  /** Zero-copy view of a written record range while it is still in memory, else undefined. */
-  readCached(offset: number, size: number): Buffer | undefined;
+  /**
+   * Zero-copy view of a written record range while it is still in memory, else undefined. With `pins` (from
+   * newReadPins) the log may reuse that memory once they are released; without, it keeps it for the view.
+   */
+  readCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined;
+  /** Pins for readCached, when the log reuses memory behind released views (optional). */
+  newReadPins?(): ReadPins;
   /** [offset, offset+size) of written data, or null; `likelyCached`: recent data, the read may run on the loop. */
   read(offset: number, size: number, likelyCached?: boolean): Promise<Buffer | null>;
   /** Whether Java would still count the offset as "in memory" (within memoryBudgetBytes of the end). */
@@ -153,6 +160,11 @@ export interface CommitLogPort {
 
   /** Drains, flushes and closes the files. */
   close(): Promise<void>;
+}
+
+/** Memory views of one reader hold, released together once it no longer uses them. Releasing twice is harmless. */
+export interface ReadPins {
+  release(): void;
 }
 
 /** What the store hands a commit log it builds. */

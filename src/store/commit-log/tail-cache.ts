@@ -1,21 +1,68 @@
 // Write-through memory of the newest commit-log bytes. Records are encoded straight into these chunks, the
-// writer writes chunk slices, and readers of recent records get zero-copy views. Chunks are never reused,
-// so a view handed out stays valid after eviction.
+// writer writes chunk slices, and readers of recent records get zero-copy views.
+//
+// An evicted chunk's buffer is used again for new records (instead of a fresh 1 MiB allocation, whose external
+// memory drives V8's full collections at high write rates) only when no view of it can still be in use: views
+// taken with a pin (the pull path, released once the response is written) are counted, and any view handed out
+// without one marks its chunk as never to be reused. So a view of chunk memory must come from read() or
+// readPinned() (never from a chunk's buffer directly), and a pinned one must not be used after its pins are released.
 
-interface Chunk {
+/** One chunk of the tail; `pins` counts pinned views not yet released. */
+export interface TailChunk {
   /** Commit-log offset of buf[0]. */
   base: number;
   buf: Buffer;
   used: number;
+  pins: number;
+  /** A view was handed out without a pin: the buffer is never reused. */
+  shared: boolean;
+  /** Out of the cache (evicted or cut off); reused when its last pin goes, unless shared. */
+  retired: boolean;
 }
 
 export const TAIL_CHUNK_BYTES = 1024 * 1024;
+/** Evicted chunks kept for reuse; more are left to the garbage collector. */
+const FREE_CHUNKS_MAX = 4;
+
+/**
+ * The chunks a reader's views point into, released together when the views are no longer used (for a pull: once
+ * its response has been written to the socket). Releasing twice is harmless; never releasing only costs reuse.
+ */
+export class TailPins {
+  private chunks: TailChunk[] = [];
+  private released = false;
+
+  constructor(private readonly cache: TailCache) {}
+
+  add(chunk: TailChunk): void {
+    if (this.released) {
+      chunk.shared = true;
+      return;
+    }
+    chunk.pins++;
+    this.chunks.push(chunk);
+  }
+
+  get count(): number {
+    return this.chunks.length;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const c of this.chunks) this.cache.unpin(c);
+    this.chunks = [];
+  }
+}
 
 export class TailCache {
-  private chunks: Chunk[] = [];
+  private chunks: TailChunk[] = [];
   /** Index of the oldest live chunk (entries before it are evicted; compacted lazily). */
   private head = 0;
   private retainedBytes = 0;
+  private readonly free: Buffer[] = [];
+  /** Chunk buffers taken from the free list instead of allocated (for tests and the stop log line). */
+  reusedChunks = 0;
 
   constructor(
     private readonly capacityBytes: number,
@@ -34,23 +81,62 @@ export class TailCache {
       this.retainedBytes += size;
       return { buf: last.buf, pos };
     }
-    const chunk: Chunk = { base: offset, buf: Buffer.allocUnsafe(Math.max(this.chunkBytes, size)), used: size };
+    let buf: Buffer | undefined;
+    if (size <= this.chunkBytes) {
+      buf = this.free.pop();
+      if (buf) this.reusedChunks++;
+    }
+    buf ??= Buffer.allocUnsafe(Math.max(this.chunkBytes, size));
+    const chunk: TailChunk = { base: offset, buf, used: size, pins: 0, shared: false, retired: false };
     this.chunks.push(chunk);
     this.retainedBytes += size;
     return { buf: chunk.buf, pos: 0 };
   }
 
-  /** Zero-copy view of [offset, offset+size) if it lies inside one retained chunk. */
+  /** Zero-copy view of [offset, offset+size) if it lies inside one retained chunk; its chunk is never reused. */
   read(offset: number, size: number): Buffer | undefined {
+    const c = this.chunkOf(offset, size);
+    if (!c) return undefined;
+    c.shared = true;
+    return c.buf.subarray(offset - c.base, offset - c.base + size);
+  }
+
+  /** read() for a reader that releases `pins` once it no longer uses the view: the chunk may then be reused. */
+  readPinned(offset: number, size: number, pins: TailPins): Buffer | undefined {
+    const c = this.chunkOf(offset, size);
+    if (!c) return undefined;
+    pins.add(c);
+    return c.buf.subarray(offset - c.base, offset - c.base + size);
+  }
+
+  /** A pin set for readPinned. */
+  newPins(): TailPins {
+    return new TailPins(this);
+  }
+
+  private chunkOf(offset: number, size: number): TailChunk | undefined {
     for (let i = this.chunks.length - 1; i >= this.head; i--) {
       const c = this.chunks[i]!;
-      if (offset >= c.base) {
-        const start = offset - c.base;
-        if (start + size <= c.used) return c.buf.subarray(start, start + size);
-        return undefined;
-      }
+      if (offset >= c.base) return offset - c.base + size <= c.used ? c : undefined;
     }
     return undefined;
+  }
+
+  /** TailPins.release, chunk by chunk. */
+  unpin(c: TailChunk): void {
+    c.pins--;
+    if (c.pins === 0 && c.retired) this.recycle(c);
+  }
+
+  private retire(c: TailChunk): void {
+    c.retired = true;
+    if (c.pins === 0) this.recycle(c);
+  }
+
+  private recycle(c: TailChunk): void {
+    if (c.shared || c.buf.length !== this.chunkBytes || this.free.length >= FREE_CHUNKS_MAX) return;
+    c.shared = true; // handed over: this chunk object never gives it back twice
+    this.free.push(c.buf);
   }
 
   /** Lowest offset still retained (Infinity when empty). */
@@ -68,8 +154,9 @@ export class TailCache {
       const c = this.chunks[this.head]!;
       if (c.base + c.used > writtenOffset) break;
       this.retainedBytes -= c.used;
-      this.chunks[this.head] = undefined as unknown as Chunk;
+      this.chunks[this.head] = undefined as unknown as TailChunk;
       this.head++;
+      this.retire(c);
     }
     if (this.head > 64 && this.head * 2 > this.chunks.length) {
       this.chunks = this.chunks.slice(this.head);
@@ -77,12 +164,16 @@ export class TailCache {
     }
   }
 
-  /** Forgets everything reserved at or beyond `offset` (the log rewound there). */
+  /**
+   * Forgets everything reserved at or beyond `offset` (the log rewound there). The chunks cut off are not reused:
+   * the failed write may still have their bytes in flight.
+   */
   truncate(offset: number): void {
     while (this.chunks.length > this.head) {
       const c = this.chunks[this.chunks.length - 1]!;
       if (c.base >= offset) {
         this.retainedBytes -= c.used;
+        c.shared = true;
         this.chunks.pop();
         continue;
       }
@@ -93,10 +184,12 @@ export class TailCache {
     }
   }
 
-  /** Forgets everything (recovery repositions the log). */
+  /** Forgets everything (recovery repositions the log, or the log closes); nothing is reused after this. */
   clear(): void {
+    for (let i = this.head; i < this.chunks.length; i++) this.chunks[i]!.shared = true;
     this.chunks = [];
     this.head = 0;
     this.retainedBytes = 0;
+    this.free.length = 0;
   }
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { CQ_UNIT_SIZE } from '../config.js';
 import { fs, fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } from '../io.js';
 import { PageCacheReader } from '../page-cache-reader.js';
-import { readInt64, writeInt64 } from '../record.js';
+import { readInt64, writeInt32, writeInt64 } from '../record.js';
 import { Segment } from '../segment.js';
 import type { QueueOffsetCounter } from '../commit-log/port.js';
 
@@ -288,7 +288,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
     }
     const p = count * CQ_UNIT_SIZE;
     writeInt64(this.tail, p, commitLogOffset);
-    this.tail.writeInt32BE(sizeBytes, p + 8);
+    writeInt32(this.tail, p + 8, sizeBytes);
     writeInt64(this.tail, p + 12, tagsCode);
     this.maxOffset++;
   }

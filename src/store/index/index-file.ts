@@ -13,7 +13,7 @@
 // it. Read-only (full) files are read with small positional reads.
 import path from 'node:path';
 import { fs, closeFile, closeOpeningFile, closeOpeningFileSync, fdatasync, ftruncate, openFile, readFully, readFullySync, RW, RW_CREATE, writevAll } from '../io.js';
-import { readInt64, writeInt64 } from '../record.js';
+import { readInt64, writeInt32, writeInt64 } from '../record.js';
 import { javaStringHashCode } from '../../common/java-hash.js';
 
 export const INDEX_HEADER_SIZE = 40;
@@ -48,8 +48,12 @@ export function indexFileSize(g: IndexGeometry): number {
 
 /** IndexFile.indexKeyHashMethod: |String.hashCode|, and 0 for Integer.MIN_VALUE (whose Math.abs stays negative). */
 export function indexKeyHash(key: string): number {
-  const h = javaStringHashCode(key);
-  return h === -0x80000000 ? 0 : Math.abs(h);
+  return indexKeyHashOf(javaStringHashCode(key));
+}
+
+/** indexKeyHash from the key's String.hashCode. */
+export function indexKeyHashOf(javaHash: number): number {
+  return javaHash === -0x80000000 ? 0 : Math.abs(javaHash);
 }
 
 /** UtilAll.timeMillisToHumanString: `yyyyMMddHHmmssSSS` in local time. */
@@ -286,10 +290,14 @@ export class IndexFile {
 
   /** IndexFile.putKey. Returns false when the file is full (the caller rolls to a new file). */
   putKey(key: string, phyOffset: number, storeTimestamp: number): boolean {
+    return this.putKeyHash(indexKeyHash(key), phyOffset, storeTimestamp);
+  }
+
+  /** putKey with the key's indexKeyHash already computed. */
+  putKeyHash(keyHash: number, phyOffset: number, storeTimestamp: number): boolean {
     if (this.indexCount >= this.geometry.indexNum) return false;
     const table = this.slotTable;
     if (!table) throw new Error(`index file ${this.name} is not writable`);
-    const keyHash = indexKeyHash(key);
     const slotPos = keyHash % this.geometry.hashSlotNum;
     const slotByte = slotPos * HASH_SLOT_SIZE;
     let slotValue = table.readInt32BE(slotByte);
@@ -303,12 +311,12 @@ export class IndexFile {
 
     const n = this.indexCount;
     const { buf, pos } = this.reserveEntry(n);
-    buf.writeInt32BE(keyHash, pos);
+    writeInt32(buf, pos, keyHash);
     writeInt64(buf, pos + 4, phyOffset);
-    buf.writeInt32BE(timeDiff, pos + 12);
-    buf.writeInt32BE(slotValue, pos + 16);
+    writeInt32(buf, pos + 12, timeDiff);
+    writeInt32(buf, pos + 16, slotValue);
 
-    table.writeInt32BE(n, slotByte);
+    writeInt32(table, slotByte, n);
     const page = Math.floor(slotByte / SLOT_PAGE_BYTES);
     if (this.dirtyPages![page] === 0) {
       this.dirtyPages![page] = 1;

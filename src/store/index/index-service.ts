@@ -6,10 +6,14 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { fs, writevAll, writevAllSync } from '../io.js';
 import { SysFlag } from '../record.js';
-import { IndexFile, indexFileName, isIndexFileName, type IndexGeometry } from './index-file.js';
+import { javaStringHashCode, javaStringHashCodeContinued } from '../../common/java-hash.js';
+import { IndexFile, indexFileName, indexKeyHashOf, isIndexFileName, type IndexGeometry } from './index-file.js';
 
 /** MessageConst.KEY_SEPARATOR */
 export const KEY_SEPARATOR = ' ';
+
+/** Topics whose `topic#` hash is kept; past it the cache starts over. */
+const PREFIX_HASH_CACHE_MAX = 65_536;
 
 export interface IndexServiceConfig extends IndexGeometry {
   /** Most offsets one query returns (MessageStoreConfig.maxMsgsNumBatch). */
@@ -69,6 +73,7 @@ export class IndexService {
   private straddle: { offset: number; indexedKeys: number } | null = null;
   /** Files holding entries not yet handed to the writer. */
   private unwritten = new Set<IndexFile>();
+  private readonly prefixHashes = new Map<string, number>();
   private writeScheduled = false;
   /** Write-behind timer (see scheduleWrite); null when the write is due at once or not scheduled. */
   private writeTimer: NodeJS.Timeout | null = null;
@@ -186,10 +191,13 @@ export class IndexService {
     // previous file are the first `skip`.
     let skip = 0;
     if (this.straddle && f.indexCount <= 1 && req.commitLogOffset === this.straddle.offset) skip = this.straddle.indexedKeys;
-    const { topic, keys, uniqKey } = req;
+    const { keys, uniqKey } = req;
+    if (!uniqKey && !keys) return;
+    // Keys are `topic#key` (IndexService.buildKey): hashed as one string without building it.
+    const prefixHash = this.topicPrefixHash(req.topic);
     if (uniqKey) {
       if (skip > 0) skip--;
-      else f = this.putKey(f, `${topic}#${uniqKey}`, req);
+      else f = this.putKey(f, javaStringHashCodeContinued(prefixHash, uniqKey), req);
     }
     if (keys) {
       let at = 0;
@@ -198,16 +206,28 @@ export class IndexService {
         if (stop < 0) stop = keys.length;
         if (stop > at) {
           if (skip > 0) skip--;
-          else f = this.putKey(f, `${topic}#${keys.slice(at, stop)}`, req);
+          else f = this.putKey(f, javaStringHashCodeContinued(prefixHash, keys, at, stop), req);
         }
         at = stop + 1;
       }
     }
   }
 
-  private putKey(f: IndexFile, key: string, req: IndexRequest): IndexFile {
+  /** String.hashCode of `topic#`, cached per topic (bounded). */
+  private topicPrefixHash(topic: string): number {
+    let h = this.prefixHashes.get(topic);
+    if (h === undefined) {
+      if (this.prefixHashes.size >= PREFIX_HASH_CACHE_MAX) this.prefixHashes.clear();
+      h = javaStringHashCode(`${topic}#`);
+      this.prefixHashes.set(topic, h);
+    }
+    return h;
+  }
+
+  private putKey(f: IndexFile, javaHash: number, req: IndexRequest): IndexFile {
     let file = f;
-    while (!file.putKey(key, req.commitLogOffset, req.storeTimestamp)) {
+    const keyHash = indexKeyHashOf(javaHash);
+    while (!file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) {
       this.logger.info({ file: file.filePath }, 'index: file is full, rolling to a new one');
       file = this.createFile(file);
     }
