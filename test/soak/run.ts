@@ -151,6 +151,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
 
     // Producers: a token bucket at `rate`, at most 512 sends in flight; 1 in 10 sends is a batch of 10.
     const producers = [newClient(), newClient(), newClient(), newClient()];
+    /** Highest acknowledged queue offset per queue (from the SEND answers). */
+    const ackedUpTo = Array.from({ length: QUEUES }, () => -1);
     let inFlight = 0;
     let seq = 0;
     const body = Buffer.alloc(700, 0x73);
@@ -169,9 +171,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         const client = producers[n % producers.length]!;
         inFlight++;
         const t0 = performance.now();
-        client.request(broker, sendRequest(TOPIC, n % QUEUES, Array.from({ length: batch }, () => body), `k${n}`), 10_000).then((res) => {
+        const queueId = n % QUEUES;
+        client.request(broker, sendRequest(TOPIC, queueId, Array.from({ length: batch }, () => body), `k${n}`), 10_000).then((res) => {
           if (res.code === 0) {
             totals.acked += batch;
+            const last = Number(res.extFields.queueOffset) + batch - 1;
+            if (last > ackedUpTo[queueId]!) ackedUpTo[queueId] = last;
             windowSent += batch;
             latencies.push(performance.now() - t0);
           } else {
@@ -189,12 +194,25 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
 
     // Consumers: each queue pulled in a loop (long polling), offsets committed with the next pull; 1 in 100
     // messages is sent back for retry and consumed again from %RETRY%.
+    // Every answer on the main topic is checked: its records are the queue offsets [offset, nextBeginOffset) in order,
+    // each with the body that was sent (a record changed after it was stored, or one skipped, is a problem at once).
+    const checkAnswer = (queueId: number, offset: number, nextBegin: number, msgs: ReturnType<typeof decodeWithAliOns>) => {
+      const bad = msgs.findIndex((m, i) => m.queueOffset !== offset + i || m.queueId !== queueId || !m.body.equals(body));
+      if (bad < 0 && msgs.length === nextBegin - offset) return;
+      const m = msgs[bad < 0 ? msgs.length - 1 : bad];
+      if (problems.length < 20) {
+        problems.push(`queue ${queueId}: pull at ${offset} answered ${msgs.length} records, nextBeginOffset ${nextBegin}` +
+          (m ? `; record ${bad < 0 ? msgs.length - 1 : bad} has queue ${m.queueId} offset ${m.queueOffset}, body ${m.body.length} bytes${m.body.equals(body) ? '' : ' (not the sent body)'}` : ''));
+      }
+    };
     const consumerClients = [newClient(), newClient()];
     const next = new Map<string, number>();
     const consume = async (topic: string, queueId: number, client: RemotingClient) => {
       const key = `${topic}:${queueId}`;
       next.set(key, 0);
-      while (!stopping || (topic === TOPIC && totals.consumed + totals.skippedByRetention < totals.acked)) {
+      // After the stop a consumer goes on while sends are still unanswered: a stored message can be consumed
+      // before its SEND answer arrives, so "consumed = acknowledged" alone can hold for a moment with more to come.
+      while (!stopping || (topic === TOPIC && (inFlight > 0 || totals.consumed + totals.skippedByRetention < totals.acked))) {
         const offset = next.get(key)!;
         let res: RemotingCommand;
         try {
@@ -207,6 +225,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         if (res.code === 0 && res.body) {
           const msgs = decodeWithAliOns(res.body);
           if (topic === TOPIC) {
+            checkAnswer(queueId, offset, nextBegin, msgs);
             totals.consumed += msgs.length;
             windowConsumed += msgs.length;
           } else {
@@ -318,6 +337,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     }
     if (totals.consumed + totals.skippedByRetention < totals.acked) {
       problems.push(`consumed ${totals.consumed} (+${totals.skippedByRetention} deleted by retention first) of ${totals.acked} acknowledged messages`);
+      for (let q = 0; q < QUEUES; q++) {
+        const at = next.get(`${TOPIC}:${q}`) ?? 0;
+        if (at <= ackedUpTo[q]!) problems.push(`queue ${q}: consumed up to ${at}, acknowledged up to ${ackedUpTo[q]! + 1}`);
+      }
     }
   } finally {
     stopping = true;
