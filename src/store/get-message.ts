@@ -13,6 +13,7 @@ import { CQ_UNIT_SIZE } from './config.js';
 import type { CommitLogPort, ReadPins } from './commit-log/port.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
 import { readInt64, readRecordProperties } from './record.js';
+import { READ_BLOCK_BYTES, READ_BLOCK_MIN_RECORDS } from './commit-log/read-blocks.js';
 
 /** Java caps a pull at 128 MiB; Java clients reject frames over 16 MiB, so stay well below that. */
 export const MAX_PULL_TOTAL_BYTES = 15 * 1024 * 1024;
@@ -255,22 +256,52 @@ function matchesByCommitLog(match: NonNullable<MessageFilter['isMatchedByCommitL
   return match(record, propertiesString);
 }
 
-/** Records from the tail cache (zero-copy) or disk (nearby records merged into one read). */
+/**
+ * Reads whole the blocks of the log holding READ_BLOCK_MIN_RECORDS or more of the records still missing (one read
+ * instead of one per record; the pulls of the other queues then find their records there), and takes those
+ * records from them.
+ */
+async function loadDenseBlocks(
+  commitLog: CommitLogPort, offsets: number[], sizes: number[], out: Array<Buffer | null>, memoryBudgetBytes: number,
+): Promise<void> {
+  // block index -> [records missing in it, offset of the first]
+  const perBlock = new Map<number, [number, number]>();
+  for (let i = 0; i < offsets.length; i++) {
+    if (out[i]) continue;
+    const block = Math.floor(offsets[i]! / READ_BLOCK_BYTES);
+    const seen = perBlock.get(block);
+    if (seen) seen[0]++;
+    else perBlock.set(block, [1, offsets[i]!]);
+  }
+  let loaded = false;
+  for (const [records, first] of perBlock.values()) {
+    if (records < READ_BLOCK_MIN_RECORDS) continue;
+    await commitLog.loadBlock!(first, commitLog.isInMemory(first, memoryBudgetBytes));
+    loaded = true;
+  }
+  if (!loaded) return;
+  for (let i = 0; i < offsets.length; i++) out[i] ??= commitLog.readBlockCached!(offsets[i]!, sizes[i]!) ?? null;
+}
+
+/** Records from the tail cache (zero-copy), blocks read whole for dense pulls, or disk (nearby records merged into one read). */
 async function readRecords(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
   pins: ReadPins | undefined,
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
+  let missing = 0;
+  for (let i = 0; i < offsets.length; i++) {
+    const cached = commitLog.readCached(offsets[i]!, sizes[i]!, pins) ?? commitLog.readBlockCached?.(offsets[i]!, sizes[i]!);
+    if (cached) out[i] = cached;
+    else missing++;
+  }
+  if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock) await loadDenseBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes);
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
   const spans: Array<{ start: number; end: number; first: number; last: number; likelyCached: boolean }> = [];
   for (let i = 0; i < offsets.length; i++) {
+    if (out[i]) continue;
     const off = offsets[i]!;
     const size = sizes[i]!;
-    const cached = commitLog.readCached(off, size, pins);
-    if (cached) {
-      out[i] = cached;
-      continue;
-    }
     const span = spans[spans.length - 1];
     const inMemory = commitLog.isInMemory(off, memoryBudgetBytes);
     const mergeGap = inMemory ? CACHED_READ_MERGE_GAP_BYTES : COLD_READ_MERGE_GAP_BYTES;

@@ -13,6 +13,7 @@ import {
 import { fs, fdatasync, writevAll, writevAllSync } from '../io.js';
 import { Segment } from '../segment.js';
 import { TailCache, TailPins } from './tail-cache.js';
+import { ReadBlocks } from './read-blocks.js';
 import {
   abnormalWindowStart, loadSegmentsSync, recoverLog, recoveryWindowStart, truncateSegmentsSync,
 } from './recovery.js';
@@ -57,6 +58,8 @@ export class CommitLog implements CommitLogPort {
   private readonly onWritten: CommitLogDeps['onWritten'];
   private readonly onNoSpace: CommitLogDeps['onNoSpace'];
   private readonly reader: CommitLogDeps['reader'];
+  /** Whole blocks read for dense pulls beyond the tail cache (see read-blocks.ts). */
+  private readonly blocks = new ReadBlocks();
   private readonly cache: TailCache;
   private readonly segmentSize: number;
   private ops: WriteOp[] = [];
@@ -198,6 +201,7 @@ export class CommitLog implements CommitLogPort {
     } catch (err) {
       this.entries.length = entriesBefore;
       this.cache.truncate(firstOffset);
+      this.blocks.dropFrom(firstOffset);
       this.logger.error({ err, topic: prepared[0]?.msg.topic }, 'commit log: a record could not be encoded; refused');
       return Promise.resolve({
         status: 'UNKNOWN_ERROR', commitLogOffset: -1, commitLogOffsets: [], queueOffset: -1, wroteBytes: 0,
@@ -445,6 +449,7 @@ export class CommitLog implements CommitLogPort {
     this.pendingBytes = 0;
     this.writeOffset = this.writtenOffset;
     this.cache.truncate(this.writtenOffset);
+    this.blocks.dropFrom(this.writtenOffset);
     const zeros = Buffer.alloc(4096);
     for (const op of ops) {
       if (op.seg.fd < 0) continue;
@@ -559,6 +564,7 @@ export class CommitLog implements CommitLogPort {
       this.logger.warn({ offset: recordStart, bytes: cut }, 'commit log: dropping a replicated record received in part');
       if (seg && seg.fd >= 0) fs.writeSync(seg.fd, Buffer.alloc(cut), 0, cut, recordStart - seg.fromOffset);
       this.cache.truncate(recordStart);
+      this.blocks.dropFrom(recordStart);
       this.writeOffset = this.writtenOffset = recordStart;
       if (this.flushedOffset > recordStart) this.flushedOffset = recordStart;
     }
@@ -572,6 +578,7 @@ export class CommitLog implements CommitLogPort {
     }
     this.segments = [];
     this.cache.clear();
+    this.blocks.clear();
     this.writeOffset = this.writtenOffset = this.flushedOffset = offset;
     this.replicaScan = { recordStart: offset, carry: null };
     this.logger.info({ offset }, 'commit log: empty log starts where the master starts it');
@@ -646,6 +653,34 @@ export class CommitLog implements CommitLogPort {
     }
   }
 
+  /** A view of [offset, offset+size) from a block read earlier (see loadBlock), or undefined. */
+  readBlockCached(offset: number, size: number): Buffer | undefined {
+    if (offset < this.minOffset || offset + size > this.writtenOffset) return undefined;
+    return this.blocks.get(offset, size);
+  }
+
+  /**
+   * Reads the block of the log holding `offset` (READ_BLOCK_BYTES aligned, clipped to its segment and the written
+   * end) and keeps it for readBlockCached. `likelyCached` as for read().
+   */
+  async loadBlock(offset: number, likelyCached: boolean): Promise<void> {
+    const seg = this.segmentFor(offset);
+    if (!seg || seg.fd < 0 || offset < this.minOffset) return;
+    const size = this.blocks.blockBytes;
+    const start = Math.max(seg.fromOffset, Math.floor(offset / size) * size, this.minOffset);
+    const end = Math.min(Math.floor(offset / size) * size + size, seg.endOffset, this.writtenOffset);
+    if (end <= start) return;
+    const buf = Buffer.allocUnsafe(end - start);
+    const generation = this.blocks.generation;
+    try {
+      const n = await seg.withFd((fd) => this.reader.read(fd, buf, 0, end - start, start - seg.fromOffset, likelyCached));
+      // Cut back meanwhile (a replica truncation): what was read may be gone.
+      if (n === end - start && generation === this.blocks.generation) this.blocks.put(start, buf);
+    } catch (err) {
+      this.logger.warn({ err, offset: start, size: end - start }, 'commit log: block read failed');
+    }
+  }
+
   /** Whether the offset is old enough that Java would no longer count it as "in memory". */
   isInMemory(offset: number, memoryBudgetBytes: number): boolean {
     return this.writtenOffset - offset <= memoryBudgetBytes;
@@ -656,5 +691,6 @@ export class CommitLog implements CommitLogPort {
     await this.flush().catch((err) => this.logger.error({ err }, 'commit log: final flush failed'));
     for (const seg of this.segments) await seg.close().catch(() => {});
     this.cache.clear();
+    this.blocks.clear();
   }
 }

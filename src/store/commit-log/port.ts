@@ -147,6 +147,10 @@ export interface CommitLogPort {
   readCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined;
   /** Pins for readCached, when the log reuses memory behind released views (optional). */
   newReadPins?(): ReadPins;
+  /** A view of [offset, offset+size) from a block loadBlock read, or undefined (logs that keep such blocks). */
+  readBlockCached?(offset: number, size: number): Buffer | undefined;
+  /** Reads the block holding `offset` whole, for readBlockCached; `likelyCached` as for read(). */
+  loadBlock?(offset: number, likelyCached: boolean): Promise<void>;
   /** [offset, offset+size) of written data, or null; `likelyCached`: recent data, the read may run on the loop. */
   read(offset: number, size: number, likelyCached?: boolean): Promise<Buffer | null>;
   /** Whether Java would still count the offset as "in memory" (within memoryBudgetBytes of the end). */
