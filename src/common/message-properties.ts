@@ -53,6 +53,26 @@ export function parseProperties(s: string | undefined): Map<string, string> {
   return map;
 }
 
+/**
+ * The value parseProperties(s).get(name) gives (the last segment with that name and a non-empty value), without
+ * building the map: the SQL92 filter reads only the few properties its selector names.
+ */
+export function lastPropertyOf(s: string, name: string): string | undefined {
+  const n = name.length;
+  // parseProperties' names are non-empty and hold neither separator.
+  if (n === 0 || name.includes(NAME_VALUE_SEPARATOR) || name.includes(PROPERTY_SEPARATOR)) return undefined;
+  let found: string | undefined;
+  let pos = 0;
+  while (pos < s.length) {
+    let end = s.indexOf(PROPERTY_SEPARATOR, pos);
+    if (end < 0) end = s.length;
+    const sep = pos + n;
+    if (sep < end - 1 && s.charCodeAt(sep) === 1 && s.startsWith(name, pos)) found = s.slice(sep + 1, end);
+    pos = end + 1;
+  }
+  return found;
+}
+
 export function encodeProperties(props: Map<string, string> | Record<string, string>): string {
   let out = '';
   const entries = props instanceof Map ? props.entries() : Object.entries(props);

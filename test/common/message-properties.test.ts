@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MessageConst, getProperty, readSendProperties } from '../../src/common/message-properties.js';
+import { MessageConst, getProperty, lastPropertyOf, parseProperties, readSendProperties } from '../../src/common/message-properties.js';
 
 const NAMES = [MessageConst.TAGS, MessageConst.KEYS, MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageConst.CLUSTER];
 
@@ -47,5 +47,46 @@ describe('readSendProperties', () => {
       }
       expect(strip(readSendProperties(s)), JSON.stringify(s)).toEqual(strip(byGetProperty(s)));
     }
+  });
+});
+
+describe('lastPropertyOf', () => {
+  /** Property strings built from pieces that hit every parsing edge: separators, empty names and values, repeats. */
+  function randomPropertiesString(next: () => number): string {
+    const pieces = ['k', 'region', 'a', 'eu', '', '\u0001', '\u0002', 'k\u0001', '\u00e9', 'x\u0001y'];
+    let s = '';
+    const n = Math.floor(next() * 12);
+    for (let i = 0; i < n; i++) s += pieces[Math.floor(next() * pieces.length)];
+    return s;
+  }
+
+  it('gives what parseProperties(s).get(name) gives, for any string and name', () => {
+    let seed = 12345;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 4294967296;
+    };
+    const names = ['k', 'region', 'a', 'eu', '', 'x', 'x\u0001y', 'k\u0002', '\u00e9', 'y'];
+    let found = 0;
+    const wrong: unknown[] = [];
+    for (let i = 0; i < 20000; i++) {
+      const s = randomPropertiesString(next);
+      const map = parseProperties(s);
+      for (const name of names) {
+        const want = map.get(name);
+        if (want !== undefined) found++;
+        const got = lastPropertyOf(s, name);
+        if (got !== want) wrong.push({ s, name, got, want });
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(found).toBeGreaterThan(1000); // the generator does produce matches
+  });
+
+  it('takes the last of repeated names and skips empty values', () => {
+    expect(lastPropertyOf('k\u00011\u0002k\u00012\u0002', 'k')).toBe('2');
+    expect(lastPropertyOf('k\u00011\u0002k\u0001\u0002', 'k')).toBe('1');
+    expect(lastPropertyOf('kk\u00011\u0002', 'k')).toBeUndefined();
+    expect(lastPropertyOf('k\u00011\u00012', 'k')).toBe('1\u00012');
   });
 });

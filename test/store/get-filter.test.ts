@@ -51,6 +51,24 @@ describe('getMessage with a commit-log filter', () => {
     expect(r.totalBytes).toBe(r.records.reduce((n, b) => n + b.length, 0));
   });
 
+  it('stops right after the batch filled at the last record a read pass fetched', async () => {
+    await putNumbered('S', 10);
+    // Every record matches: the first pass reads exactly maxMsgNums records and takes them all.
+    const r = await store.getMessage('S', 0, 0, 4, 1 << 20, byA(() => true));
+    expect(values(r.records)).toEqual([0, 1, 2, 3]);
+    expect(r.nextBeginOffset).toBe(4);
+  });
+
+  it('walks the entries in order across read passes of different sizes (1 in 8 matching)', async () => {
+    await putNumbered('S', WINDOW_ENTRIES);
+    const r = await store.getMessage('S', 0, 1, 3, 1 << 20, byA((a) => a % 8 === 0));
+    expect(values(r.records)).toEqual([8, 16, 24]);
+    expect(r.nextBeginOffset).toBe(25);
+    const rest = await store.getMessage('S', 0, r.nextBeginOffset, 3, 1 << 20, byA((a) => a % 8 === 0));
+    expect(values(rest.records)).toEqual([32]);
+    expect(rest.nextBeginOffset).toBe(WINDOW_ENTRIES);
+  });
+
   it('counts only the records taken against maxTotalBytes', async () => {
     await putNumbered('S', 12, 100);
     const size = (await store.getMessage('S', 0, 0, 1, 1 << 20)).totalBytes;

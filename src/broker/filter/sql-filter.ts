@@ -1,15 +1,23 @@
 // Broker-side SQL92 filtering: Java ExpressionMessageFilter.isMatchedByCommitLog (and
 // ExpressionForRetryMessageFilter), handed to the store's read as a MessageFilter, which applies it while
 // scanning (DefaultMessageStore.getMessage).
-import { MessageConst, parseProperties } from '../../common/message-properties.js';
+import { MessageConst, lastPropertyOf } from '../../common/message-properties.js';
 import type { MessageFilter } from '../../store/index.js';
 import type { ConsumerManager } from '../client/consumer-manager.js';
 import type { SubscriptionData } from '../client/types.js';
 import { RETRY_GROUP_TOPIC_PREFIX } from '../topic/topic-config.js';
-import { type CompiledFilter, compileSql92 } from './sql92/index.js';
+import { type CompiledFilter, type PropertySource, compileSql92 } from './sql92/index.js';
 
 /** Decides from a message's properties whether it is delivered. */
-export type PropertiesFilter = (props: Map<string, string>) => boolean;
+export type PropertiesFilter = (props: PropertySource) => boolean;
+
+/** A record's properties as parseProperties would map them, each read from the string when asked for. */
+class PropertiesStringSource implements PropertySource {
+  constructor(private readonly propertiesString: string) {}
+  get(name: string): string | undefined {
+    return lastPropertyOf(this.propertiesString, name);
+  }
+}
 
 /** A non-TAG subscription's filter (FilterFactory: only SQL92 exists). Throws SqlParseError, or Error for other types. */
 export function compileSubscription(sub: SubscriptionData): CompiledFilter {
@@ -51,6 +59,6 @@ export function pullMessageFilter(
   if (!tagsCodeMatch && !propertiesFilter) return undefined;
   const filter: MessageFilter = {};
   if (tagsCodeMatch) filter.isMatchedByConsumeQueue = tagsCodeMatch;
-  if (propertiesFilter) filter.isMatchedByCommitLog = (_record, propertiesString) => propertiesFilter(parseProperties(propertiesString));
+  if (propertiesFilter) filter.isMatchedByCommitLog = (_record, propertiesString) => propertiesFilter(new PropertiesStringSource(propertiesString));
   return filter;
 }
