@@ -38,6 +38,16 @@ export interface CqEntry {
   tagsCode: number;
 }
 
+/** The names in `dir`, none when it does not exist (one syscall, not an exists check and a read). */
+function readdirIfExistsSync(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
 export function parseEntry(buf: Buffer, pos: number): CqEntry {
   return { commitLogOffset: readInt64(buf, pos), sizeBytes: buf.readInt32BE(pos + 8), tagsCode: readInt64(buf, pos + 12) };
 }
@@ -84,7 +94,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
 
   /** Opens the queue's files and finds the last valid entry (scanning from the third-last file, as Java). */
   loadSync(): void {
-    const names = fs.existsSync(this.dir) ? fs.readdirSync(this.dir).filter(isOffsetFileName).sort() : [];
+    const names = readdirIfExistsSync(this.dir).filter(isOffsetFileName).sort();
     for (const name of names) {
       const from = Number(name);
       const filePath = path.join(this.dir, name);
