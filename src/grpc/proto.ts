@@ -1,10 +1,11 @@
 // The MessagingService protos, loaded at run time from the rocketmq-client-nodejs package (a dependency): they are
 // the protos the clients ship (rocketmq-apis v2.1.2, a superset of what Java 5.0.2 … 5.2.0 send), and loading them
 // from the package keeps proto source text out of this repository.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 
 const require = createRequire(import.meta.url);
 
@@ -18,7 +19,7 @@ export function protoRoot(): string {
  * stays below 2^53); enums as names; defaults on (proto3 `optional` fields keep their presence regardless); oneofs
  * adds the name of the set case (`command`, `pub_sub`, `content`, `strategy`).
  */
-export const LOADER_OPTIONS: protoLoader.Options = {
+export const LOADER_OPTIONS = {
   keepCase: true,
   longs: Number,
   enums: String,
@@ -28,23 +29,61 @@ export const LOADER_OPTIONS: protoLoader.Options = {
 
 let cached: grpc.ServiceDefinition | undefined;
 
-/** The `apache.rocketmq.v2.MessagingService` definition (loaded once). */
+/** proto-loader's include-path resolution: a relative import is looked up under `root`. */
+function loadRoot(root: string): protobuf.Root {
+  const r = new protobuf.Root();
+  r.resolvePath = (origin, target) => {
+    if (path.isAbsolute(target)) return target;
+    const inRoot = path.join(root, target);
+    return fs.existsSync(inRoot) ? inRoot : protobuf.util.path.resolve(origin, target);
+  };
+  r.loadSync('apache/rocketmq/v2/service.proto', { keepCase: LOADER_OPTIONS.keepCase });
+  r.resolveAll();
+  return r;
+}
+
+/** fromObject + encode, as proto-loader's serializer. */
+function serializer(type: protobuf.Type): grpc.serialize<unknown> {
+  return (arg) => {
+    if (Array.isArray(arg)) throw new Error(`Failed to serialize message: expected object with ${type.name} structure, got array instead`);
+    return Buffer.from(type.encode(type.fromObject(arg as Record<string, unknown>)).finish());
+  };
+}
+
+/** decode + toObject with LOADER_OPTIONS, as proto-loader's deserializer. */
+function deserializer(type: protobuf.Type): grpc.deserialize<unknown> {
+  return (buf) => type.toObject(type.decode(buf), LOADER_OPTIONS as protobuf.IConversionOptions);
+}
+
+/**
+ * The `apache.rocketmq.v2.MessagingService` definition (loaded once). Built from the protobufjs root as
+ * proto-loader builds it (same paths, stream flags, (de)serializers, originalName), without the descriptor
+ * protos proto-loader also encodes for every type (reflection data the server never reads; a third of the
+ * load's time at start-up).
+ */
 export function messagingServiceDefinition(): grpc.ServiceDefinition {
   if (cached) return cached;
-  const root = protoRoot();
-  const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { ...LOADER_OPTIONS, includeDirs: [root] });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    apache: { rocketmq: { v2: { MessagingService: grpc.ServiceClientConstructor } } };
-  };
-  cached = pkg.apache.rocketmq.v2.MessagingService.service;
+  const service = loadRoot(protoRoot()).lookupService('apache.rocketmq.v2.MessagingService');
+  const def: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const m of service.methodsArray) {
+    const req = m.resolvedRequestType!;
+    const res = m.resolvedResponseType!;
+    def[m.name] = {
+      path: `/apache.rocketmq.v2.MessagingService/${m.name}`,
+      requestStream: !!m.requestStream,
+      responseStream: !!m.responseStream,
+      requestSerialize: serializer(req),
+      requestDeserialize: deserializer(req),
+      responseSerialize: serializer(res),
+      responseDeserialize: deserializer(res),
+      originalName: m.name.charAt(0).toLowerCase() + m.name.slice(1),
+    };
+  }
+  cached = def;
   return cached;
 }
 
 /** A client constructor for the same service (tests and tools speak raw gRPC with it). */
 export function messagingServiceClient(): grpc.ServiceClientConstructor {
-  const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { ...LOADER_OPTIONS, includeDirs: [protoRoot()] });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    apache: { rocketmq: { v2: { MessagingService: grpc.ServiceClientConstructor } } };
-  };
-  return pkg.apache.rocketmq.v2.MessagingService;
+  return grpc.makeClientConstructor(messagingServiceDefinition(), 'apache.rocketmq.v2.MessagingService');
 }

@@ -3,7 +3,8 @@
 // messages and bytes in/out, message size, RPC latency per request/response code, consumer lag, connections,
 // topic / group counts, broker permission. Exposed by metrics-server.ts when metricsExporterType=PROM.
 import fs from 'node:fs';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { BrokerContext, BrokerMetricsSink } from '../context.js';
@@ -42,8 +43,12 @@ function isSystemTopic(ctx: BrokerContext, topic: string): boolean {
 }
 const isRetryOrDlq = (topic: string) => topic.startsWith('%RETRY%') || topic.startsWith('%DLQ%');
 
+const require = createRequire(import.meta.url);
+/** prom-client is loaded when metrics are on, not at every start-up (its module load is ~65 ms of a start). */
+const promClient = (): typeof import('prom-client') => require('prom-client') as typeof import('prom-client');
+
 export class BrokerMetrics implements BrokerMetricsSink {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly messagesIn: Counter;
   private readonly messagesOut: Counter;
   private readonly throughputIn: Counter;
@@ -52,7 +57,8 @@ export class BrokerMetrics implements BrokerMetricsSink {
   private readonly rpcLatency: Histogram;
 
   constructor(private readonly ctx: BrokerContext) {
-    const r = this.registry;
+    const { Counter, Gauge, Histogram, Registry } = promClient();
+    const r = (this.registry = new Registry());
     const cfg = ctx.config;
     // Java LABEL_MAP: every series carries cluster, node_type=broker, node_id=brokerName (and the OpenTelemetry
     // exporter adds otel_scope_name).
