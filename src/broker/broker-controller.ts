@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type BrokerConfig, bufferLimitsOf, ConfigError, pick } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
+import { RequestCode } from '../common/request-code.js';
 import { GrpcEndpoint, grpcPortToBind } from '../grpc/server.js';
 import { RemotingClient } from '../remoting/client.js';
 import { type ProcessorTable, RequestDispatcher } from '../remoting/dispatcher.js';
@@ -257,6 +258,8 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   processorTables.push(authAdminProcessors(ctx, auth?.store));
   // What the role refuses (role-gate.ts) sits in front of the processors it concerns.
   for (const table of processorTables) dispatcher.registerTable(gateByRole(config, withNameChecks(table)));
+  // A single message's body cut by socket chunks goes to the commit log as those pieces (no join copy).
+  dispatcher.keepBodyParts([RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2]);
   // A 4.9.8 slave counts replicated messages as puts (its store statistics; 5.3.3 counts only sends).
   store.onDispatch(() => {
     if (config.brokerRole === 'SLAVE' && config.haSemantics === '4.9.8') stats.msgPutTotal++;

@@ -21,8 +21,21 @@ export interface RemotingCommand {
   body?: Buffer;
   /** Responses only: a body given as several buffers (pull records), written without concatenation. */
   bodyParts?: Buffer[];
+  /**
+   * Requests only: a large body received in several socket chunks, as views of them; `body` is then unset. Only
+   * processors that asked for it (RequestDispatcher.keepBodyParts) see it; for all others it is joined into `body`.
+   */
+  receivedBodyParts?: Buffer[];
   /** Responses only: called once, after the frame went to the socket or was dropped (its buffers are then free). */
   onWritten?: () => void;
+}
+
+/** Makes `body` of a request received in pieces one buffer (for readers that need it whole). */
+export function joinReceivedBody(cmd: RemotingCommand): void {
+  const parts = cmd.receivedBodyParts;
+  if (parts === undefined) return;
+  cmd.body = Buffer.concat(parts);
+  cmd.receivedBodyParts = undefined;
 }
 
 export function isResponse(cmd: RemotingCommand): boolean {

@@ -83,9 +83,11 @@ export class Connection implements ClientChannel, BudgetedConnection {
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
     /** The server-wide budget (server connections); none on client links. */
     private readonly budget?: BufferBudget,
+    /** Requests cut by socket chunks keep their body as pieces (server connections; see RequestDispatcher). */
+    keepBodyParts = false,
   ) {
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`.replace(/^::ffff:/, '');
-    this.decoder = new FrameDecoder(MAX_FRAME_BYTES, budget?.slabs);
+    this.decoder = new FrameDecoder(MAX_FRAME_BYTES, budget?.slabs, keepBodyParts);
     socket.setNoDelay(true);
     if (limits.idleTimeoutMs > 0) {
       socket.setTimeout(limits.idleTimeoutMs, () => {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { ResponseCode } from '../common/response-code.js';
 import { limited } from '../common/log-limiter.js';
-import { HeaderError, type RemotingCommand, createResponse } from './command.js';
+import { HeaderError, type RemotingCommand, createResponse, joinReceivedBody } from './command.js';
 
 /**
  * A client as the layers above see it, whatever carries it (Java: Channel as held by ClientChannelInfo). Broker →
@@ -70,6 +70,8 @@ export type DispatchResult = RemotingCommand | null | Promise<RemotingCommand | 
 export class RequestDispatcher {
   private readonly processors = new Map<number, Processor>();
   private readonly hooks: RequestHook[] = [];
+  /** Codes whose processor takes a body received in pieces (receivedBodyParts) as it is. */
+  private readonly partsCodes = new Set<number>();
   private errorSeq = 0;
 
   constructor(private readonly logger: Logger) {}
@@ -80,6 +82,11 @@ export class RequestDispatcher {
 
   registerTable(table: ProcessorTable): void {
     for (const [code, processor] of table) this.register(code, processor);
+  }
+
+  /** The processors of these codes read receivedBodyParts themselves (others always get one joined `body`). */
+  keepBodyParts(codes: readonly number[]): void {
+    for (const c of codes) this.partsCodes.add(c);
   }
 
   addHook(hook: RequestHook): void {
@@ -93,6 +100,8 @@ export class RequestDispatcher {
 
   /** Runs the request through the hooks and its processor. Never throws; a failure becomes a SYSTEM_ERROR answer. */
   dispatch(req: RemotingCommand, ctx: RequestContext): DispatchResult {
+    // hooks (ACL signatures) and most processors read `body` whole
+    if (req.receivedBodyParts !== undefined && (this.hooks.length > 0 || !this.partsCodes.has(req.code))) joinReceivedBody(req);
     if (this.hooks.length > 0) return this.dispatchHooked(req, ctx);
     return this.invoke(req, ctx);
   }

@@ -1,4 +1,4 @@
-import { type RemotingCommand, SERIALIZE_JSON, SERIALIZE_ROCKETMQ } from './command.js';
+import { type RemotingCommand, SERIALIZE_JSON, SERIALIZE_ROCKETMQ, isResponse, joinReceivedBody } from './command.js';
 import { FrameError, decodeBinaryHeader, decodeJsonHeader } from './header-codec.js';
 
 /** Java NettyDecoder's default frameMaxLength: a frame (length field included) may not exceed 16 MiB. */
@@ -8,6 +8,10 @@ export const MAX_HEADER_BYTES = 1024 * 1024;
 
 /** Size of the pieces a large partial frame is received into (see SlabPool). */
 export const SLAB_BYTES = 1024 * 1024;
+/** A cut frame from this size up to SLAB_BYTES is kept as views of the received chunks (no join copy). */
+export const VIEW_MIN_FRAME_BYTES = 16 * 1024;
+/** More pieces than this (tiny chunks) and a cut frame is copied into one buffer after all. */
+export const MAX_VIEW_PARTS = 64;
 
 /**
  * Reusable 1 MiB pieces for large partial frames, shared by a server's connections. A frame a peer never finishes
@@ -34,11 +38,14 @@ export class SlabPool {
 
 /**
  * Streaming frame decoder: feed it socket chunks, get whole commands back. Frames that lie whole in a chunk are
- * decoded straight out of it (bodies stay views of the chunk). A frame cut by a chunk boundary is copied, chunk by
- * chunk, into one buffer of its declared size (each byte once; no list of chunks, no join; the socket's chunks are
- * not kept alive by a tail) — or, with a SlabPool and a frame over SLAB_BYTES, into pooled pieces, joined once it
- * is whole. `bufferedBytes` (what the server's budget counts) is what the partial frame holds. A malformed frame
- * throws FrameError and the caller closes the connection.
+ * decoded straight out of it (bodies stay views of the chunk). A cut frame of VIEW_MIN_FRAME_BYTES..SLAB_BYTES is
+ * kept as views of the chunks it arrived in; once whole, a request's body is those views (receivedBodyParts,
+ * when the decoder was made with keepBodyParts; the send path copies them into the commit log) and otherwise one
+ * buffer joined from them. Smaller cut frames, and ones
+ * that arrive in more than MAX_VIEW_PARTS chunks, are copied chunk by chunk into one buffer of the declared size —
+ * or, with a SlabPool and a frame over SLAB_BYTES, into pooled pieces, joined once it is whole. `bufferedBytes`
+ * (what the server's budget counts) is what the partial frame holds: the kept chunks whole, or the bytes copied.
+ * A malformed frame throws FrameError and the caller closes the connection.
  */
 export class FrameDecoder {
   /** The small frame being filled (length field included), allocated at its whole size; null between frames. */
@@ -46,6 +53,10 @@ export class FrameDecoder {
   /** The large frame being filled: its size and its pieces (from the pool). */
   private slabs: Buffer[] = [];
   private slabFrameBytes = 0;
+  /** The cut frame kept as views of received chunks: its size (0 when none), the views, the chunks' whole sizes. */
+  private viewFrameBytes = 0;
+  private views: Buffer[] = [];
+  private viewChunkBytes = 0;
   private filled = 0;
   /** A length field cut by a chunk boundary. */
   private readonly head = Buffer.alloc(4);
@@ -54,11 +65,13 @@ export class FrameDecoder {
   constructor(
     private readonly maxFrameBytes = MAX_FRAME_BYTES,
     private readonly pool?: SlabPool,
+    /** Leave a cut request's body as receivedBodyParts (the server's connections) instead of joining it. */
+    private readonly keepBodyParts = false,
   ) {}
 
   /** Bytes received but not yet decoded into a frame (a partial frame). */
   get bufferedBytes(): number {
-    return this.filled + this.headBytes;
+    return (this.viewFrameBytes > 0 ? this.viewChunkBytes : this.filled) + this.headBytes;
   }
 
   push(chunk: Buffer, out: RemotingCommand[]): void {
@@ -70,7 +83,16 @@ export class FrameDecoder {
       pos = n;
       if (this.headBytes < 4) return;
       this.headBytes = 0;
-      this.startPartial(this.frameBytes(this.head, 0), this.head, 0, 4);
+      this.startPartial(this.frameBytes(this.head, 0), Buffer.from(this.head), 0, 4);
+    }
+    if (this.viewFrameBytes > 0) {
+      const n = Math.min(this.viewFrameBytes - this.filled, chunk.length - pos);
+      if (n > 0) this.addView(chunk, pos, pos + n);
+      pos += n;
+      if (this.viewFrameBytes > 0) {
+        if (this.filled < this.viewFrameBytes) return;
+        out.push(this.finishViews());
+      }
     }
     if (this.frame) {
       const frame = this.frame;
@@ -109,6 +131,7 @@ export class FrameDecoder {
     this.slabs = [];
     this.slabFrameBytes = 0;
     this.frame = null;
+    this.dropViews();
     this.filled = 0;
     this.headBytes = 0;
   }
@@ -121,9 +144,52 @@ export class FrameDecoder {
       this.fillSlabs(src.subarray(0, to), from);
       return;
     }
+    if (total >= VIEW_MIN_FRAME_BYTES && total <= SLAB_BYTES) {
+      this.viewFrameBytes = total;
+      this.filled = 0;
+      this.addView(src, from, to);
+      return;
+    }
     this.frame = Buffer.allocUnsafe(total);
     src.copy(this.frame, 0, from, to);
     this.filled = to - from;
+  }
+
+  /**
+   * Keeps src[from, to) of the cut frame (counting all of src as held). Past MAX_VIEW_PARTS the views are copied
+   * into one buffer of the frame's size and the frame goes on as a copied one.
+   */
+  private addView(src: Buffer, from: number, to: number): void {
+    if (this.views.length >= MAX_VIEW_PARTS) {
+      const frame = Buffer.allocUnsafe(this.viewFrameBytes);
+      let at = 0;
+      for (const v of this.views) at += v.copy(frame, at);
+      at += src.copy(frame, at, from, to);
+      this.dropViews();
+      this.frame = frame;
+      this.filled = at;
+      return;
+    }
+    this.views.push(src.subarray(from, to));
+    this.viewChunkBytes += src.length;
+    this.filled += to - from;
+  }
+
+  private dropViews(): void {
+    this.views = [];
+    this.viewFrameBytes = 0;
+    this.viewChunkBytes = 0;
+  }
+
+  /** The whole cut frame held as views, decoded: its body is the views (its header is joined if cut). */
+  private finishViews(): RemotingCommand {
+    const views = this.views;
+    const total = this.viewFrameBytes;
+    this.dropViews();
+    this.filled = 0;
+    const cmd = decodeFrameParts(views, total);
+    if (!this.keepBodyParts || isResponse(cmd)) joinReceivedBody(cmd);
+    return cmd;
   }
 
   /** Copies chunk[pos…] into the pieces, up to the frame's end; returns the new position in the chunk. */
@@ -164,6 +230,25 @@ export class FrameDecoder {
     }
     return length + 4;
   }
+}
+
+/**
+ * Decodes one frame (length field included) of `total` bytes given as pieces; the body stays pieces. When the
+ * length field, header-length word and header are not all in the first piece (tiny chunks), the frame is joined.
+ */
+export function decodeFrameParts(parts: Buffer[], total: number): RemotingCommand {
+  const first = parts[0]!;
+  const headerLen = first.length >= 8 ? first.readUInt32BE(4) & 0xffffff : -1;
+  if (headerLen < 0 || first.length < 8 + headerLen || headerLen > MAX_HEADER_BYTES) {
+    return decodeFrameBody(Buffer.concat(parts, total).subarray(4));
+  }
+  const cmd = decodeFrameBody(first.subarray(4, 8 + headerLen));
+  const body: Buffer[] = [];
+  if (first.length > 8 + headerLen) body.push(first.subarray(8 + headerLen));
+  for (let i = 1; i < parts.length; i++) body.push(parts[i]!);
+  if (body.length === 1) cmd.body = body[0];
+  else if (body.length > 1) cmd.receivedBodyParts = body;
+  return cmd;
 }
 
 /** Decodes one frame without its leading length field. */

@@ -75,7 +75,7 @@ export class RemotingServer {
   }
 
   private serve(socket: net.Socket): void {
-    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits, this.budget);
+    const conn = new Connection(socket, (c, cmd) => this.dispatch(c, cmd), this.logger, this.limits, this.budget, true);
     this.connections.add(conn);
     conn.onClose((c) => this.connections.delete(c));
     for (const l of this.connectionListeners) l(conn);

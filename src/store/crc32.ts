@@ -25,6 +25,9 @@ export function crc32Table(data: Uint8Array, value = 0): number {
   return ~c >>> 0;
 }
 
+/** Unsigned CRC32 continuing from `value` (the CRC of the bytes before data). */
+const crc32From: Crc32Fn = nativeCrc32 ?? crc32Table;
+
 /** Unsigned CRC32 of data. */
 export const crc32: (data: Uint8Array) => number = nativeCrc32
   ? (data) => nativeCrc32(data)
@@ -33,4 +36,11 @@ export const crc32: (data: Uint8Array) => number = nativeCrc32
 /** BODYCRC as RocketMQ stores it: CRC32 with the sign bit cleared (UtilAll.crc32). */
 export function bodyCrc32(body: Uint8Array): number {
   return crc32(body) & 0x7fffffff;
+}
+
+/** bodyCrc32 of the pieces' concatenation, without concatenating them. */
+export function bodyCrc32Parts(parts: readonly Uint8Array[]): number {
+  let c = 0;
+  for (const p of parts) c = crc32From(p, c);
+  return c & 0x7fffffff;
 }

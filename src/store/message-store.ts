@@ -19,7 +19,8 @@ import { Dispatcher } from './dispatcher.js';
 import { AbortFile, StoreCheckpoint } from './checkpoint.js';
 import { DEFAULT_STORE_ENV, StoreCleaner, type StoreEnv } from './cleanup.js';
 import { getMessage, MAX_PULL_TOTAL_BYTES, type GetContext } from './get-message.js';
-import { bodyCrc32 } from './crc32.js';
+import { bodyCrc32, bodyCrc32Parts } from './crc32.js';
+import { bodyLengthOf } from './record.js';
 import {
   encodeRecordSize, isQueuedTransactionType, MAX_PROPERTIES_LENGTH, MAX_TOPIC_LENGTH, MESSAGE_MAGIC_CODE_V1,
   MESSAGE_MAGIC_CODE_V2, readInt64, RECORD_OVERHEAD_V1_IPV4, RecordPos, storeTimestampPos, topicBytesOf, withHostFlags,
@@ -330,9 +331,12 @@ export class DefaultMessageStore implements MessageStore {
     if (!Number.isInteger(msg.queueId) || msg.queueId < 0 || msg.queueId > MAX_QUEUE_ID) {
       return rejected('MESSAGE_ILLEGAL', `illegal queueId ${msg.queueId}`);
     }
-    if (!Buffer.isBuffer(msg.body)) return rejected('MESSAGE_ILLEGAL', 'message body is missing');
-    if (msg.body.length > this.config.maxMessageSize) {
-      return rejected('MESSAGE_ILLEGAL', `message body size ${msg.body.length} exceeds ${this.config.maxMessageSize}`);
+    // A body given as pieces (a large request cut by socket chunks) is measured, CRC'd and copied piece by piece.
+    const parts = msg.bodyParts;
+    if (!parts && !Buffer.isBuffer(msg.body)) return rejected('MESSAGE_ILLEGAL', 'message body is missing');
+    const bodyLength = bodyLengthOf(msg);
+    if (bodyLength > this.config.maxMessageSize) {
+      return rejected('MESSAGE_ILLEGAL', `message body size ${bodyLength} exceeds ${this.config.maxMessageSize}`);
     }
     const propertiesLength = Buffer.byteLength(msg.propertiesString, 'utf8');
     if (propertiesLength > MAX_PROPERTIES_LENGTH) {
@@ -346,9 +350,9 @@ export class DefaultMessageStore implements MessageStore {
       return rejected('MESSAGE_ILLEGAL', 'host addresses must be IPv4 or IPv6');
     }
     const sysFlag = withHostFlags(msg.sysFlag, msg.bornHost, msg.storeHost);
-    const totalSize = encodeRecordSize(sysFlag, msg.body.length, topicBytes.length, propertiesLength);
+    const totalSize = encodeRecordSize(sysFlag, bodyLength, topicBytes.length, propertiesLength);
     return {
-      msg, totalSize, sysFlag, bodyCrc: bodyCrc32(msg.body), propertiesLength, queued: isQueuedTransactionType(sysFlag),
+      msg, totalSize, sysFlag, bodyCrc: parts ? bodyCrc32Parts(parts) : bodyCrc32(msg.body), propertiesLength, queued: isQueuedTransactionType(sysFlag),
     };
   }
 
@@ -380,7 +384,7 @@ export class DefaultMessageStore implements MessageStore {
       if (!('msg' in p)) return Promise.resolve(p);
       prepared[i] = p;
       total += p.totalSize;
-      bodies += m.body.length;
+      bodies += bodyLengthOf(m);
     }
     if (msgs.length > 1 && bodies > this.config.maxMessageSize) {
       return Promise.resolve(rejected('MESSAGE_ILLEGAL', `batch size ${bodies} exceeds ${this.config.maxMessageSize}`));

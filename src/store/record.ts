@@ -5,7 +5,7 @@
 //   RECONSUMETIMES 4 | PREPARED_TX_OFFSET 8 | BODYLEN 4 + BODY | TOPICLEN 1 (v1) / 2 (v2) + TOPIC |
 //   PROPLEN 2 + PROPERTIES
 import type { HostAddress, MessageToStore } from './types.js';
-import { bodyCrc32 } from './crc32.js';
+import { bodyCrc32, bodyCrc32Parts } from './crc32.js';
 
 /** MessageDecoder.MESSAGE_MAGIC_CODE (v1, 1-byte topic length); as unsigned 32-bit. */
 export const MESSAGE_MAGIC_CODE_V1 = 0xdaa320a7;
@@ -141,8 +141,9 @@ export interface RecordPlacement {
 export function writeRecord(target: Buffer, pos: number, msg: MessageToStore, p: RecordPlacement): void {
   const topic = p.topicBytes;
   const v2 = topic.length > MAX_V1_TOPIC_LENGTH;
-  const body = msg.body;
-  const bodyLength = body.length;
+  const parts = msg.bodyParts;
+  const body = parts ? undefined : msg.body;
+  const bodyLength = body ? body.length : bodyLengthOf(msg);
   if (pos < 0 || pos + p.totalSize > target.length) throw new RangeError(`record of ${p.totalSize} bytes does not fit at ${pos}`);
   let o = pos;
   o = put32(target, o, p.totalSize);
@@ -160,8 +161,15 @@ export function writeRecord(target: Buffer, pos: number, msg: MessageToStore, p:
   o = put32(target, o, msg.reconsumeTimes);
   o = put64(target, o, msg.preparedTransactionOffset);
   o = put32(target, o, bodyLength);
-  if (bodyLength > 0) target.set(body, o);
-  o += bodyLength;
+  if (body) {
+    if (bodyLength > 0) target.set(body, o);
+    o += bodyLength;
+  } else {
+    for (const part of parts!) {
+      target.set(part, o);
+      o += part.length;
+    }
+  }
   if (v2) {
     target[o++] = topic.length >>> 8;
   }
@@ -178,6 +186,15 @@ export function writeRecord(target: Buffer, pos: number, msg: MessageToStore, p:
     else o += target.write(props, o, propertiesLength, 'utf8');
   }
   if (o - pos !== p.totalSize) throw new Error(`record size mismatch: wrote ${o - pos}, expected ${p.totalSize}`);
+}
+
+/** Length of a message's body, given whole or as pieces (MessageToStore.bodyParts). */
+export function bodyLengthOf(msg: MessageToStore): number {
+  const parts = msg.bodyParts;
+  if (parts === undefined) return msg.body.length;
+  let n = 0;
+  for (const p of parts) n += p.length;
+  return n;
 }
 
 /** Big-endian int32 (signed or unsigned 32-bit value) at o; returns o + 4. */
@@ -216,10 +233,10 @@ export function encodeRecord(
   const topicBytes = Buffer.from(msg.topic, 'utf8');
   const propertiesLength = Buffer.byteLength(msg.propertiesString, 'utf8');
   const sysFlag = withHostFlags(msg.sysFlag, msg.bornHost, msg.storeHost);
-  const totalSize = encodeRecordSize(sysFlag, msg.body.length, topicBytes.length, propertiesLength);
+  const totalSize = encodeRecordSize(sysFlag, bodyLengthOf(msg), topicBytes.length, propertiesLength);
   const buf = Buffer.allocUnsafe(totalSize);
   writeRecord(buf, 0, msg, {
-    totalSize, sysFlag, bodyCrc: bodyCrc32(msg.body), queueOffset, commitLogOffset, storeTimestamp,
+    totalSize, sysFlag, bodyCrc: msg.bodyParts ? bodyCrc32Parts(msg.bodyParts) : bodyCrc32(msg.body), queueOffset, commitLogOffset, storeTimestamp,
     topicBytes, propertiesLength,
   });
   return buf;

@@ -13,7 +13,10 @@ export interface MessageToStore {
   topic: string;
   queueId: number;
   flag: number;
+  /** The body; unused (empty) when bodyParts is given. */
   body: Buffer;
+  /** The body as pieces, in order (a request cut by socket chunks): CRC'd and copied into the record as they are. */
+  bodyParts?: readonly Buffer[];
   /** Encoded property string (`k\x01v\x02...`), exactly as it will be stored. */
   propertiesString: string;
   /** Java String.hashCode of TAGS (sign-extended), 0 when no tags; for SCHEDULE_TOPIC_XXXX the due time. */

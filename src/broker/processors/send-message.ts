@@ -6,7 +6,7 @@ import type { BrokerContext } from '../context.js';
 import { offsetMessageIds } from '../message-id.js';
 import { isRefusal } from '../outcome.js';
 import type { SendHeader } from '../send/message-checks.js';
-import { type BatchItem, type Stored, sendMessage } from '../send/send-service.js';
+import { type BatchItem, type SendRequest, type Stored, sendMessage } from '../send/send-service.js';
 import { SystemTopic } from '../topic/topic-config.js';
 import { putResultToResponse } from './put-status.js';
 
@@ -57,12 +57,19 @@ export function sendMessageProcessors(ctx: BrokerContext): ProcessorTable {
   return sameProcessor([RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE], processor);
 }
 
+const EMPTY_BODY = Buffer.alloc(0);
+
 /** Decode the frame, send, encode the outcome (Java SendMessageProcessor). */
 async function handleSend(ctx: BrokerContext, req: RemotingCommand, rc: RequestContext): Promise<RemotingCommand> {
   const header = readSendHeader(req);
-  const body = req.body ?? Buffer.alloc(0);
-  const batch = req.code === RequestCode.SEND_BATCH_MESSAGE ? decodeBatchBody(body) : undefined;
-  const outcome = await sendMessage(ctx, { header, body, batch, requestVersion: req.version, peer: rc.channel.remoteAddress });
+  const isBatch = req.code === RequestCode.SEND_BATCH_MESSAGE;
+  // A single message's body received in pieces stays pieces down to the commit log (no join copy).
+  // (SEND_BATCH_MESSAGE is not registered for pieces: RequestDispatcher.keepBodyParts joins its body.)
+  const bodyParts = req.receivedBodyParts;
+  const body = req.body ?? EMPTY_BODY;
+  const batch = isBatch ? decodeBatchBody(body) : undefined;
+  const sendReq: SendRequest = { header, body, bodyParts, batch, requestVersion: req.version, peer: rc.channel.remoteAddress };
+  const outcome = await sendMessage(ctx, sendReq);
   if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark);
   return encodeStored(ctx, outcome, header.properties);
 }

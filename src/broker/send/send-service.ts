@@ -22,8 +22,10 @@ export interface BatchItem {
 
 export interface SendRequest {
   header: SendHeader;
-  /** The single message's body; ignored for a batch. */
+  /** The single message's body; ignored for a batch; unused (empty) when bodyParts is given. */
   body: Buffer;
+  /** The single message's body as pieces (a request cut by socket chunks), stored as they are. */
+  bodyParts?: readonly Buffer[];
   /**
    * The inner messages of a batch (SEND_BATCH_MESSAGE); absent for a single message. A string says why the batch
    * body could not be decoded: refused with MESSAGE_ILLEGAL after the topic checks (Java checks, then decodes).
@@ -136,9 +138,14 @@ export async function sendMessage(ctx: BrokerContext, req: SendRequest): Promise
     return { result: await ctx.store.putMessages(msgs), queueId, storedTopic: header.topic, storeHost };
   }
 
-  const tooBig = checkSizes(ctx, req.body.length, header.properties);
+  // A body received in pieces goes to the store as those pieces (copied once, into the commit log).
+  const parts = req.bodyParts;
+  let bodyBytes = req.body.length;
+  if (parts) for (const p of parts) bodyBytes += p.length;
+  const tooBig = checkSizes(ctx, bodyBytes, header.properties);
   if (tooBig) return tooBig;
   const msg = buildMessage(ctx, header, queueId, header.flag, req.body, header.properties, bornHost, storeHost);
+  if (parts) msg.bodyParts = parts;
   const state: SendState = { ctx, req, msg, storedTopic: header.topic, done: false };
   for (const step of SEND_STEPS) {
     const refused = step(state);
