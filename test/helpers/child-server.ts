@@ -39,7 +39,11 @@ export interface ChildServer {
 /** Starts `rmq start` with `--key=value` args and resolves once it prints its ready line. */
 export function startChildServer(args: string[], main = MAIN, nodeArgs: string[] = []): Promise<ChildServer> {
   const extra = process.env.RMQ_CHILD_NODE_ARGS ? process.env.RMQ_CHILD_NODE_ARGS.split(' ') : [];
-  const child = spawn(process.execPath, [...nodeArgs, ...extra, main, 'start', '--listenPort=0', '--namesrvPort=0', '--brokerIP1=127.0.0.1', ...args], {
+  // The nameserver's KV table lives in the test's store, not in ~/namesrv (its default, as Java's): a fuzz run's
+  // PUT_KV_CONFIG once grew that file to 1.8 MB, which every later start on this machine read.
+  const store = args.find((a) => a.startsWith('--storePathRootDir='))?.slice('--storePathRootDir='.length);
+  const kv = store && !args.some((a) => a.startsWith('--kvConfigPath=')) ? [`--kvConfigPath=${path.join(store, 'namesrv', 'kvConfig.json')}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...extra, main, 'start', '--listenPort=0', '--namesrvPort=0', '--brokerIP1=127.0.0.1', ...kv, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RMQ_LOG_LEVEL: process.env.RMQ_CHILD_LOG_LEVEL ?? 'info' },
   });
