@@ -3,7 +3,7 @@
 import type { GetStatus } from './types.js';
 import type { StoreConfig } from './config.js';
 import type { CommitLogPort, ReadPins } from './commit-log/port.js';
-import { READ_BLOCK_BYTES, READ_BLOCK_MIN_RECORDS } from './commit-log/read-blocks.js';
+import { READ_BLOCK_BYTES, READ_BLOCK_MIN_DENSITY, READ_BLOCK_MIN_RECORDS } from './commit-log/read-blocks.js';
 import type { ConsumeQueueStore } from './consume-queue/store.js';
 
 /**
@@ -107,12 +107,26 @@ export async function readRecords(
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
   let missing = 0;
+  let missingBytes = 0;
+  let spanStart = Infinity;
+  let spanEnd = 0;
   for (let i = 0; i < offsets.length; i++) {
     const cached = commitLog.readCached(offsets[i]!, sizes[i]!, pins) ?? commitLog.readBlockCached?.(offsets[i]!, sizes[i]!);
-    if (cached) out[i] = cached;
-    else missing++;
+    if (cached) {
+      out[i] = cached;
+      continue;
+    }
+    missing++;
+    missingBytes += sizes[i]!;
+    spanStart = Math.min(spanStart, offsets[i]!);
+    spanEnd = Math.max(spanEnd, offsets[i]! + sizes[i]!);
   }
-  if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock) await loadDenseBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes);
+  // Blocks pay when the queues read side by side use most of them: a pull whose records fill at least
+  // 1/READ_BLOCK_MIN_DENSITY of the stretch they lie in (16 interleaved queues: 1/16). A filtered pull taking 1
+  // record in 8 of that (1/128) reads record by record: its blocks would be mostly bytes nobody takes.
+  if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock && missingBytes * READ_BLOCK_MIN_DENSITY >= spanEnd - spanStart) {
+    await loadDenseBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes);
+  }
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
   const spans: Array<{ start: number; end: number; first: number; last: number; likelyCached: boolean }> = [];
   for (let i = 0; i < offsets.length; i++) {

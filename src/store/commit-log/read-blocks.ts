@@ -14,6 +14,8 @@ export const READ_BLOCK_BYTES = 1024 * 1024;
 export const READ_BLOCKS_MAX = 16;
 /** A pull's records in one block that make reading the whole block worth it. */
 export const READ_BLOCK_MIN_RECORDS = 4;
+/** ... and whose records fill at least 1/this of the stretch of the log they lie in. */
+export const READ_BLOCK_MIN_DENSITY = 32;
 
 interface Block {
   /** Commit-log offset of buf[0] (a block clipped at a segment start begins past k * BLOCK_BYTES). */

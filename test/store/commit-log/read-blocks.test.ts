@@ -87,4 +87,16 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     // One read per record without blocks (plus the consume-queue reads); with them a few per MiB.
     expect(reads).toBeLessThan(records / 8);
   });
+
+  it('reads a sparse pull record by record: 1 KiB records 128 KiB apart do not pull in whole blocks', async () => {
+    for (let i = 0; i < 40; i++) {
+      await store.putMessage(makeMessage('Sparse', 0, Buffer.alloc(1000, i)));
+      for (let k = 0; k < 127; k++) await store.putMessage(makeMessage('Busy', 0, Buffer.alloc(1000, 0xee)));
+    }
+    const readsBefore = store.stats.syncReads + store.stats.asyncReads;
+    const r = await store.getMessage('Sparse', 0, 0, 32, 1 << 20);
+    expect(r.records.map((rec) => decodeRecord(rec).body[0])).toEqual(Array.from({ length: 32 }, (_, i) => i));
+    // one read per record (plus the consume-queue's); whole blocks would be ~4 reads of 1 MiB for 32 KiB taken
+    expect(store.stats.syncReads + store.stats.asyncReads - readsBefore).toBeGreaterThanOrEqual(32);
+  });
 });
