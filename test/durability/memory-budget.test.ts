@@ -24,9 +24,13 @@ const BUDGET = 64 * MiB;
 /**
  * Room for what the budget does not count: the pooled pieces of large frames (16 MiB), the heap holding thousands
  * of parked pull requests, GC slack and allocator fragmentation. The unbounded server (main before issue #16)
- * peaked at 462 MiB over a 106 MiB baseline in this test, and its normal producer got 1 message through.
+ * peaked at 462 MiB over a 106 MiB baseline in this test (+356), and its normal producer got 1 message through.
+ * 128 MiB sufficed while the normal producer got 1,700-6,200 messages through during the attack (peaks 256-278
+ * over 130-141); with the send and pull paths of 2026-12-02 it gets 21,000-42,000 through, and the garbage of that
+ * traffic raised the peaks to 294-371 over 131-134 (+160..+240; the budget's own closes unchanged), so 192 MiB:
+ * the bound (+256) still fails the unbounded server by 100 MiB.
  */
-const MARGIN = 128 * MiB;
+const MARGIN = 192 * MiB;
 const SLOW_READERS = Number(process.env.RMQ_MEM_SLOW ?? 6);
 const PULLS_PER_READER = 3000;
 const STALLED_FRAMES = Number(process.env.RMQ_MEM_STALLED ?? 8);
