@@ -43,13 +43,3 @@ export function runScript(script: string, args: string[], timeoutMs: number, env
 export function tail(text: string, lines = 80): string {
   return text.split('\n').slice(-lines).join('\n');
 }
-
-/** Scenario names the Java harness knows (`run.sh list`), without the restart-phase ones. */
-export async function listJavaScenarios(): Promise<string[]> {
-  const res = await runScript('compat/java/run.sh', ['list', '-Dnamesrv=unused'], 60_000);
-  if (res.code !== 0) throw new Error(`run.sh list failed:\n${tail(res.output)}`);
-  return res.output
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => /^[A-Za-z0-9]+Test#[A-Za-z0-9]+$/.test(l));
-}
