@@ -356,6 +356,8 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
       roleHandler?.open();
       await registration.start({ registerNow: !dledger });
       log.info({ addr: brokerAddr(), store: config.storePathRootDir }, 'broker started');
+      // the gRPC port is bound; its grpc-js server is made once the caller is done starting (or by a first client)
+      grpc?.warmUp();
     },
     async shutdown() {
       if (!started) return;
