@@ -11,7 +11,8 @@ import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/in
 import { HaClient } from '../ha/ha-client.js';
 import { HaService } from '../ha/ha-service.js';
 import { BrokerRoleSwitch, prepareRoleConfig } from './broker-role.js';
-import { type DLedgerNodeFactory, createDLedgerParts } from './dledger/dledger-mode.js';
+import type { DLedgerNodeFactory } from './dledger/dledger-mode.js';
+import { dledgerMode } from './dledger/dledger-loader.js';
 import { DLedgerRoleChangeHandler } from './dledger/role-change-handler.js';
 import type { DLedgerCommitLog } from '../ha/dledger/dledger-commit-log.js';
 import { gateByRole } from './role-gate.js';
@@ -112,7 +113,8 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   };
 
   // DLedger mode (enableDLegerCommitLog): the commit log is the group's Raft log; no HA port (DefaultMessageStore).
-  const dledger = config.enableDLegerCommitLog ? createDLedgerParts(config, log, options.dledgerNodeFactory) : undefined;
+  // Its modules are loaded by loadDLedgerMode (dledger-loader.ts), awaited by whoever creates the broker.
+  const dledger = config.enableDLegerCommitLog ? dledgerMode().createDLedgerParts(config, log, options.dledgerNodeFactory) : undefined;
   // The store takes its keys (STORE_SCHEMA) from the broker's config; runtime changes reach it via updateConfig.
   const messageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }), undefined, dledger?.commitLogFactory);
   const store: MessageStore = messageStore;
