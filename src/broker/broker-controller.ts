@@ -29,7 +29,7 @@ import { PlainAclManager } from './acl/plain-acl-manager.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { metricsHandler, rpcMetricsHook, startHttpEndpoint } from './metrics/metrics-server.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
-import { type WebConsole, startWebConsole } from './web/console-server.js';
+import type { WebConsole } from './web/console-server.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import { aclAdminProcessors } from './processors/acl-admin.js';
 import { authAdminProcessors } from './processors/auth-admin.js';
@@ -352,7 +352,11 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
           throw new Error(`grpcServerPort ${grpcBindPort}: ${err.message}`);
         });
       }
-      if (config.adminWebPort >= 0) webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
+      if (config.adminWebPort >= 0) {
+        // loaded only when on (off by default)
+        const { startWebConsole } = await import('./web/console-server.js');
+        webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
+      }
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       roleHandler?.open();
