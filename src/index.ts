@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Broker, createBroker } from './broker/broker-controller.js';
+import { loadDLedgerMode } from './broker/dledger/dledger-loader.js';
 import { BROKER_SCHEMA, type BrokerConfig, NAMESRV_SCHEMA, type NamesrvConfig, defaults } from './common/config.js';
 import { type Logger, createLogger, silentLogger } from './common/logger.js';
 import { type Namesrv, createNamesrv } from './namesrv/index.js';
@@ -111,6 +112,7 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
     namesrvAddr: options.namesrvAddr,
     storePathRootDir: storeDir,
   };
+  await loadDLedgerMode(config);
   const broker = createBroker(config, loggerOf(options));
   try {
     await broker.start();

@@ -11,7 +11,8 @@ import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/in
 import { HaClient } from '../ha/ha-client.js';
 import { HaService } from '../ha/ha-service.js';
 import { BrokerRoleSwitch, prepareRoleConfig } from './broker-role.js';
-import { type DLedgerNodeFactory, createDLedgerParts } from './dledger/dledger-mode.js';
+import type { DLedgerNodeFactory } from './dledger/dledger-mode.js';
+import { dledgerMode } from './dledger/dledger-loader.js';
 import { DLedgerRoleChangeHandler } from './dledger/role-change-handler.js';
 import type { DLedgerCommitLog } from '../ha/dledger/dledger-commit-log.js';
 import { gateByRole } from './role-gate.js';
@@ -28,7 +29,7 @@ import { PlainAclManager } from './acl/plain-acl-manager.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { metricsHandler, rpcMetricsHook, startHttpEndpoint } from './metrics/metrics-server.js';
 import { NamesrvRegistration } from './namesrv-registration.js';
-import { type WebConsole, startWebConsole } from './web/console-server.js';
+import type { WebConsole } from './web/console-server.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import { aclAdminProcessors } from './processors/acl-admin.js';
 import { authAdminProcessors } from './processors/auth-admin.js';
@@ -112,7 +113,8 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   };
 
   // DLedger mode (enableDLegerCommitLog): the commit log is the group's Raft log; no HA port (DefaultMessageStore).
-  const dledger = config.enableDLegerCommitLog ? createDLedgerParts(config, log, options.dledgerNodeFactory) : undefined;
+  // Its modules are loaded by loadDLedgerMode (dledger-loader.ts), awaited by whoever creates the broker.
+  const dledger = config.enableDLegerCommitLog ? dledgerMode().createDLedgerParts(config, log, options.dledgerNodeFactory) : undefined;
   // The store takes its keys (STORE_SCHEMA) from the broker's config; runtime changes reach it via updateConfig.
   const messageStore = createMessageStore(pick(STORE_SCHEMA, config), log.child({ component: 'store' }), undefined, dledger?.commitLogFactory);
   const store: MessageStore = messageStore;
@@ -350,12 +352,18 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
           throw new Error(`grpcServerPort ${grpcBindPort}: ${err.message}`);
         });
       }
-      if (config.adminWebPort >= 0) webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
+      if (config.adminWebPort >= 0) {
+        // loaded only when on (off by default)
+        const { startWebConsole } = await import('./web/console-server.js');
+        webConsole = await startWebConsole(ctx, client, log.child({ component: 'web' }));
+      }
       consumerOffsetManager.startPersisting(config.flushConsumerOffsetInterval);
       started = true;
       roleHandler?.open();
       await registration.start({ registerNow: !dledger });
       log.info({ addr: brokerAddr(), store: config.storePathRootDir }, 'broker started');
+      // the gRPC port is bound; its grpc-js server is made once the caller is done starting (or by a first client)
+      grpc?.warmUp();
     },
     async shutdown() {
       if (!started) return;

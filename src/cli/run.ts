@@ -13,6 +13,7 @@ import {
   readPropertiesFile,
 } from '../common/config.js';
 import { createBroker } from '../broker/broker-controller.js';
+import { loadDLedgerMode } from '../broker/dledger/dledger-loader.js';
 import { checkDLedgerKeys } from '../common/config-dledger.js';
 import { parseMessageDelayLevel } from '../broker/schedule/delay-levels.js';
 import { createNamesrv } from '../namesrv/index.js';
@@ -133,6 +134,7 @@ export async function runCommand(mode: RunMode, opts: RunOptions, logger: Logger
     stops.push(() => namesrv.shutdown());
   }
   if (mode === 'start' || mode === 'broker') {
+    await loadDLedgerMode(brokerConfig);
     const broker = createBroker(brokerConfig, logger);
     try {
       await broker.start();

@@ -1,29 +1,23 @@
 // The apache.rocketmq.v2.MessagingService endpoint inside the broker process (what the official rocketmq-proxy
 // serves on 8081). One TCP port carries TLS and plaintext HTTP/2, told apart by the first byte as the proxy's
 // ProxyAndTlsProtocolNegotiator does (a TLS handshake record starts 0x16; h2c starts with the "PRI" preface).
+// The port is bound at start; the grpc-js server behind it (messaging-server.ts: @grpc/grpc-js, protobufjs, the
+// .proto parse, ~150 ms of CPU) is loaded once start-up is done (warmUp) or by the first connection, whichever is first.
 import net from 'node:net';
-import * as grpc from '@grpc/grpc-js';
+import tls from 'node:tls';
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import type { BrokerContext } from '../broker/context.js';
 import type { RequestDispatcher } from '../remoting/dispatcher.js';
 import type { PopService } from '../broker/pop/pop-service.js';
-import { heartbeat, notifyClientTermination, telemetry } from './client-rpcs.js';
-import { ackMessage, changeInvisibleDuration, forwardMessageToDeadLetterQueue, receiveMessage } from './consume-rpcs.js';
 import { GrpcClients } from './clients.js';
-import { patchGrpcJsDeadline } from './grpc-js-deadline.js';
-import { messagingServiceDefinition } from './proto.js';
-import { recallMessage } from './recall-rpc.js';
-import { queryAssignment, queryRoute } from './route-rpcs.js';
-import { sendMessageRpc } from './send-rpcs.js';
-import { type GrpcServices, type Msg, unary } from './services.js';
-import { loadServerKeyPair } from './tls.js';
-import { TransactionIndex, endTransaction } from './transaction-rpcs.js';
+import type { MessagingServer } from './messaging-server.js';
+import type { GrpcServices } from './services.js';
+import { type ServerKeyPair, loadServerKeyPair } from './tls.js';
 
 const TLS_HANDSHAKE = 0x16;
 /** A connection that sends nothing for this long before its first byte is dropped (Netty's handshake timeout). */
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
-const SERVICE = 'apache.rocketmq.v2.MessagingService';
 
 export interface GrpcEndpointDeps {
   ctx: BrokerContext;
@@ -39,39 +33,32 @@ export function grpcPortToBind(c: BrokerConfig): number {
 }
 
 export class GrpcEndpoint {
-  private readonly server: grpc.Server;
   private readonly tcp: net.Server;
   private readonly clients: GrpcClients;
+  private readonly services: GrpcServices;
+  private readonly keyPair: ServerKeyPair | undefined;
+  private server: MessagingServer | undefined;
+  private loading: Promise<MessagingServer> | undefined;
+  private closed = false;
   private boundPort = -1;
   private readonly sockets = new Set<net.Socket>();
   readonly certPath: string | undefined;
 
   constructor(private readonly deps: GrpcEndpointDeps) {
-    patchGrpcJsDeadline();
     const { ctx } = deps;
     const config = ctx.config;
     const log = deps.logger;
     this.clients = new GrpcClients(ctx, config, log);
-    const idle = config.grpcClientIdleTimeMills;
-    this.server = new grpc.Server({
-      'grpc.max_receive_message_length': config.grpcMaxInboundMessageSize,
-      'grpc.max_send_message_length': -1,
-      ...(idle > 0 ? { 'grpc.max_connection_idle_ms': idle } : {}),
-    });
-    const services: GrpcServices = {
-      ctx, config, logger: log, dispatcher: deps.dispatcher, clients: this.clients, port: () => this.boundPort,
-    };
-    this.server.addService(messagingServiceDefinition(), this.handlers(services));
+    this.services = { ctx, config, logger: log, dispatcher: deps.dispatcher, clients: this.clients, port: () => this.boundPort };
 
     const mode = config.grpcTlsMode;
-    const plain = mode !== 'enforcing' ? this.server.createConnectionInjector(grpc.ServerCredentials.createInsecure()) : undefined;
-    let secure: ReturnType<grpc.Server['createConnectionInjector']> | undefined;
     if (mode !== 'disabled') {
+      // the certificate (a generated one is written now, for clients to be pointed at) and its check happen at
+      // start as before; the TLS server itself is made by the first TLS connection
       const kp = loadServerKeyPair(config);
+      checkKeyPair(kp);
+      this.keyPair = kp;
       this.certPath = kp.certPath;
-      secure = this.server.createConnectionInjector(
-        grpc.ServerCredentials.createSsl(null, [{ private_key: kp.keyPem, cert_chain: kp.certPem }], false),
-      );
     }
     this.tcp = net.createServer((socket) => {
       this.sockets.add(socket);
@@ -87,13 +74,19 @@ export class GrpcEndpoint {
         }
         socket.unshift(head);
         socket.setTimeout(0);
-        const injector = head[0] === TLS_HANDSHAKE ? secure : plain;
-        if (!injector) {
-          log.debug({ peer: socket.remoteAddress, mode }, `${head[0] === TLS_HANDSHAKE ? 'TLS' : 'plaintext'} connection refused by grpcTlsMode`);
-          socket.destroy();
+        const isTls = head[0] === TLS_HANDSHAKE;
+        if (this.server) {
+          this.inject(this.server, socket, isTls);
           return;
         }
-        injector.injectConnection(socket);
+        // the grpc-js side is still loading: the bytes wait in the socket's buffer (HTTP/2 reads them from there)
+        this.messagingServer().then(
+          (server) => this.inject(server, socket, isTls),
+          (err: Error) => {
+            log.error({ err }, 'gRPC server could not be created');
+            socket.destroy();
+          },
+        );
       });
     });
   }
@@ -115,46 +108,52 @@ export class GrpcEndpoint {
     });
   }
 
+  /**
+   * Loads the grpc-js side in the background once the caller's start-up is done (a macrotask later), so the first
+   * client does not wait for it and start-up does not either.
+   */
+  warmUp(): void {
+    setImmediate(() => {
+      if (this.closed) return;
+      this.messagingServer().catch((err: Error) => this.deps.logger.error({ err }, 'gRPC server could not be created'));
+    });
+  }
+
   async shutdown(): Promise<void> {
+    this.closed = true;
     this.clients.shutdown();
     await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
-    this.server.forceShutdown();
+    const server = this.server ?? (await this.loading?.catch(() => undefined));
+    server?.forceShutdown();
     for (const s of this.sockets) s.destroy();
   }
 
-  private handlers(s: GrpcServices): grpc.UntypedServiceImplementation {
-    const tx = new TransactionIndex(s);
-    const unimplemented = (method: string, text = `Method ${SERVICE}/${method} is unimplemented`) =>
-      ({ code: grpc.status.UNIMPLEMENTED, details: text });
-    const impl: grpc.UntypedServiceImplementation = {
-      QueryRoute: unary(s, 'QueryRoute', queryRoute(s)),
-      Heartbeat: unary(s, 'Heartbeat', heartbeat(s)),
-      SendMessage: unary(s, 'SendMessage', sendMessageRpc(s, tx)),
-      QueryAssignment: unary(s, 'QueryAssignment', queryAssignment(s)),
-      EndTransaction: unary(s, 'EndTransaction', endTransaction(s, tx)),
-      NotifyClientTermination: unary(s, 'NotifyClientTermination', notifyClientTermination(s)),
-      Telemetry: telemetry(s, (ch) => tx.watch(ch)),
-      // The official proxy (5.3.3) leaves these to grpc-java's default, whose texts these are.
-      PullMessage: (call: grpc.ServerWritableStream<Msg, Msg>) => call.emit('error', unimplemented('PullMessage')),
-      UpdateOffset: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(unimplemented('UpdateOffset')),
-      GetOffset: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(unimplemented('GetOffset')),
-      QueryOffset: (_c: unknown, cb: grpc.sendUnaryData<Msg>) => cb(unimplemented('QueryOffset')),
-      SyncLiteSubscription: (_c: unknown, cb: grpc.sendUnaryData<Msg>) =>
-        cb(unimplemented('SyncLiteSubscription', `Method not found: ${SERVICE}/SyncLiteSubscription`)),
-      ...this.consumptionHandlers(s),
-    };
-    return impl;
+  private messagingServer(): Promise<MessagingServer> {
+    this.loading ??= import('./messaging-server.js').then(
+      (m) => (this.server = m.createMessagingServer(this.services, this.deps.pop, this.keyPair)),
+    );
+    return this.loading;
   }
 
-  /** ReceiveMessage, AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (the broker's POP); RecallMessage. */
-  private consumptionHandlers(s: GrpcServices): grpc.UntypedServiceImplementation {
-    const { pop } = this.deps;
-    return {
-      ReceiveMessage: receiveMessage(s, pop),
-      AckMessage: unary(s, 'AckMessage', ackMessage(s, pop)),
-      ChangeInvisibleDuration: unary(s, 'ChangeInvisibleDuration', changeInvisibleDuration(s, pop)),
-      ForwardMessageToDeadLetterQueue: unary(s, 'ForwardMessageToDeadLetterQueue', forwardMessageToDeadLetterQueue(s, pop)),
-      RecallMessage: unary(s, 'RecallMessage', recallMessage(s)),
-    };
+  private inject(server: MessagingServer, socket: net.Socket, isTls: boolean): void {
+    if (socket.destroyed) return;
+    const injector = isTls ? server.secure() : server.plain;
+    if (!injector) {
+      const mode = this.services.config.grpcTlsMode;
+      this.deps.logger.debug({ peer: socket.remoteAddress, mode }, `${isTls ? 'TLS' : 'plaintext'} connection refused by grpcTlsMode`);
+      socket.destroy();
+      return;
+    }
+    injector.injectConnection(socket);
   }
+}
+
+/**
+ * What the TLS server would refuse at its creation, thrown at start as before (a key that is not PEM, a key that
+ * does not match the certificate, GRPC_SSL_CIPHER_SUITES naming no cipher): a context without the CA store (the
+ * server asks for no client certificate) costs ~2 ms, the server's own one ~40 ms when grpc-js reads
+ * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH into it.
+ */
+function checkKeyPair(kp: ServerKeyPair): void {
+  tls.createSecureContext({ cert: kp.certPem, key: kp.keyPem, ca: [], ciphers: process.env.GRPC_SSL_CIPHER_SUITES });
 }

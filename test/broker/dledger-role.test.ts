@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Message } from 'ali-ons';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Broker, createBroker } from '../../src/broker/broker-controller.js';
+import { loadDLedgerMode } from '../../src/broker/dledger/dledger-loader.js';
 import { BROKER_SCHEMA, type BrokerConfig, NAMESRV_SCHEMA, defaults } from '../../src/common/config.js';
 import { parseFastjson } from '../../src/common/fastjson.js';
 import { silentLogger } from '../../src/common/logger.js';
@@ -68,6 +69,7 @@ async function pullAll(queueId: number): Promise<string[]> {
 }
 
 beforeAll(async () => {
+  await loadDLedgerMode();
   const nsDir = tempDir('dl-ns');
   dirs.push(nsDir);
   namesrv = createNamesrv({ ...defaults(NAMESRV_SCHEMA), listenPort: 0, kvConfigPath: path.join(nsDir, 'kv.json') }, logger);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Broker, createBroker } from '../../src/broker/broker-controller.js';
+import { loadDLedgerMode } from '../../src/broker/dledger/dledger-loader.js';
 import { BROKER_SCHEMA, type BrokerConfig, NAMESRV_SCHEMA, defaults } from '../../src/common/config.js';
 import { createLogger, silentLogger } from '../../src/common/logger.js';
 import { createNamesrv } from '../../src/namesrv/index.js';
@@ -45,6 +46,7 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
     mappedFileSizeConsumeQueue: 20 * 10_000,
     ...overrides,
   };
+  await loadDLedgerMode(config);
   let broker = createBroker(config, logger);
   try {
     await broker.start();

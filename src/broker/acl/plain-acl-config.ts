@@ -2,8 +2,12 @@
 // accounts with their keys, white address, admin flag and default / per-resource permissions, and a data version.
 // Parsed with the `yaml` package (the official broker reads it with SnakeYAML, so hand-written files may use any
 // YAML form); a syntax error names the line.
-import { LineCounter, parseDocument, stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import { type AddressMatcher, AddressPatternError, compileAddressPattern } from './remote-address.js';
+
+const require = createRequire(import.meta.url);
+/** The yaml package is loaded when an ACL file is read or written, not at every start-up (~30 ms of module load). */
+const yaml = (): typeof import('yaml') => require('yaml') as typeof import('yaml');
 
 /** Java acl/common/Permission. */
 export const Perm = { DENY: 1, ANY: 2, PUB: 4, SUB: 8 } as const;
@@ -143,6 +147,7 @@ function asAccount(v: unknown, i: number): PlainAccessConfig {
 
 /** Parses the file's text; throws AclConfigError naming the line on a syntax error. An empty file is no data. */
 export function parsePlainAclYaml(text: string): PlainAclFile {
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
@@ -181,7 +186,7 @@ export function encodePlainAclYaml(f: PlainAclFile): string {
     if (a.groupPerms) o.groupPerms = a.groupPerms;
     return o;
   });
-  return stringify({
+  return yaml().stringify({
     globalWhiteRemoteAddresses: f.globalWhiteRemoteAddresses,
     accounts,
     dataVersion: [{ counter: f.dataVersion.counter, timestamp: f.dataVersion.timestamp }],

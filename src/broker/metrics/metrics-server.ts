@@ -1,6 +1,6 @@
 // The Prometheus endpoint (Java: OpenTelemetry's PrometheusHttpServer on metricsPromExporterHost:Port, any path
 // answers the exposition; we answer GET /metrics and GET /) and the RPC-latency hook around every request.
-import http from 'node:http';
+import type http from 'node:http';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../../common/config-schema.js';
 import type { Logger } from '../../common/logger.js';
@@ -14,7 +14,9 @@ export async function startHttpEndpoint(
   handler: http.RequestListener,
   logger: Logger,
 ): Promise<http.Server> {
-  const server = http.createServer(handler);
+  // node:http is loaded by the first endpoint (metrics or web console are off by default): ~5 ms less at start-up
+  const { createServer } = await import('node:http');
+  const server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${what.host || '0.0.0.0'}:${what.port}`;
