@@ -7,7 +7,7 @@
 import type { GetStatus, MessageFilter } from './types.js';
 import { CQ_UNIT_SIZE } from './config.js';
 import type { ConsumeQueue } from './consume-queue/consume-queue.js';
-import { readInt64, readRecordProperties } from './record.js';
+import { readInt64, recordPropertiesAt } from './record.js';
 import { type Scan, isBatchFull, readRecords } from './get-message-scan.js';
 
 /** At most this many records are read ahead in one pass (and at most PASS_MAX_BYTES of them, at least one). */
@@ -41,7 +41,8 @@ function decodeEntries(buf: Buffer, at: number): EntryPart {
   return { at, n, clOffsets, sizes, tagsCodes };
 }
 
-type CommitLogMatch = NonNullable<MessageFilter['isMatchedByCommitLog']>;
+/** The commit-log check of one record (see recordMatcher). */
+type CommitLogMatch = (record: Buffer) => boolean;
 
 /** Scans [offset, windowEnd) in order, taking the records both checks accept, until the batch is full. */
 export async function scanWithCommitLogCheck(
@@ -161,7 +162,7 @@ function applyInOrder(
           break;
         }
         checked++;
-        if (!matchesByCommitLog(match, r)) {
+        if (!match(r)) {
           miss = 'NO_MATCHED_MESSAGE';
           break;
         }
@@ -177,13 +178,33 @@ function applyInOrder(
   return { full: false, checked };
 }
 
-/** A record whose properties cannot be read is delivered rather than lost. */
-export function matchesByCommitLog(match: CommitLogMatch, record: Buffer): boolean {
-  let propertiesString: string;
-  try {
-    propertiesString = readRecordProperties(record);
-  } catch {
-    return true;
+/**
+ * The filter's commit-log check as one function of the record (undefined when it has none). A record whose
+ * properties cannot be read is delivered rather than lost.
+ */
+export function recordMatcher(filter: MessageFilter | undefined): CommitLogMatch | undefined {
+  const byString = filter?.isMatchedByCommitLog;
+  if (!byString) return undefined;
+  const byBytes = filter.isMatchedByPropertyBytes;
+  if (byBytes) {
+    return (record) => {
+      let start: number;
+      try {
+        start = recordPropertiesAt(record);
+      } catch {
+        return true;
+      }
+      return byBytes(record, start, start + record.readInt16BE(start - 2));
+    };
   }
-  return match(record, propertiesString);
+  return (record) => {
+    let start: number;
+    try {
+      start = recordPropertiesAt(record);
+    } catch {
+      return true;
+    }
+    const len = record.readInt16BE(start - 2);
+    return byString(record, len > 0 ? record.toString('utf8', start, start + len) : '');
+  };
 }

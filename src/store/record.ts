@@ -328,6 +328,16 @@ export function decodeRecord(buf: Buffer, offset = 0): DecodedRecord {
  * MessageDecoder.decodeProperties), skipping the rest of the decode. Throws RangeError on a malformed record.
  */
 export function readRecordProperties(buf: Buffer, offset = 0): string {
+  const o = recordPropertiesAt(buf, offset);
+  const propLen = buf.readInt16BE(o - 2);
+  return propLen > 0 ? buf.toString('utf8', o, o + propLen) : '';
+}
+
+/**
+ * Where the PROPERTIES bytes of the record at `offset` begin (their length is the int16 before them), checked as
+ * readRecordProperties checks them: throws RangeError on a malformed record.
+ */
+export function recordPropertiesAt(buf: Buffer, offset = 0): number {
   if (buf.length - offset < RECORD_OVERHEAD_V1_IPV4) throw new RangeError('record truncated');
   const limit = offset + buf.readInt32BE(offset);
   if (limit > buf.length) throw new RangeError('record truncated');
@@ -347,7 +357,7 @@ export function readRecordProperties(buf: Buffer, offset = 0): string {
   const propLen = buf.readInt16BE(o);
   o += 2;
   if (propLen < 0 || o + propLen > limit) throw new RangeError(`bad properties length ${propLen}`);
-  return propLen > 0 ? buf.toString('utf8', o, o + propLen) : '';
+  return o;
 }
 
 /**
