@@ -7,7 +7,7 @@
 import type { GetStatus, MessageFilter } from './types.js';
 import { CQ_UNIT_SIZE } from './config.js';
 import type { ConsumeQueue } from './consume-queue/consume-queue.js';
-import { readInt64, readRecordProperties } from './record.js';
+import { readInt64, recordPropertiesAt } from './record.js';
 import { type Scan, isBatchFull, readRecords } from './get-message-scan.js';
 
 /** At most this many records are read ahead in one pass (and at most PASS_MAX_BYTES of them, at least one). */
@@ -17,49 +17,63 @@ const PASS_MAX_BYTES = 1024 * 1024;
 /** What the checks made before the read say about an entry. */
 const enum Kind { SKIPPED, CQ_MISS, REMOVED, REMOVED_FILE, CANDIDATE }
 
-/** A part of the window (in-memory view or disk read) decoded into plain arrays, so the scan can await. */
+/**
+ * A part of the window: consume-queue entries read straight from `buf` as the scan reaches them (a pull of 32 at
+ * 1 in 8 uses ~260 of the window's 800). An in-memory view may move once the scan awaits (the tail is compacted
+ * in place), so it is taken again after each await (see refresh); a disk read is the scan's own.
+ */
 interface EntryPart {
-  /** Queue offset of the first entry. */
+  /** Queue offset of the entry at buf[0]. */
   at: number;
   n: number;
+  buf: Buffer;
+  inMemory: boolean;
+}
+
+function entryPart(buf: Buffer, at: number, inMemory: boolean): EntryPart {
+  return { at, n: buf.length / CQ_UNIT_SIZE, buf, inMemory };
+}
+
+/** The part again from its entry `j` on, once the scan has awaited; null if the entries cannot be read any more. */
+async function refresh(cq: ConsumeQueue, part: EntryPart, j: number, windowEnd: number): Promise<EntryPart | null> {
+  if (!part.inMemory || j >= part.n) return part;
+  const at = part.at + j;
+  const mem = cq.entriesInMemory(at, part.n - j);
+  if (mem) return entryPart(mem, at, true);
+  const disk = await cq.readEntriesFromDisk(at, Math.min(part.n - j, windowEnd - at));
+  return disk ? entryPart(disk, at, false) : null;
+}
+
+/** The entries of the current pass (from `from` on): commit-log offsets and sizes, read once by classify. */
+interface PassEntries {
+  from: number;
   clOffsets: number[];
   sizes: number[];
-  tagsCodes: number[];
 }
 
-function decodeEntries(buf: Buffer, at: number): EntryPart {
-  const n = buf.length / CQ_UNIT_SIZE;
-  const clOffsets: number[] = new Array(n);
-  const sizes: number[] = new Array(n);
-  const tagsCodes: number[] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const p = i * CQ_UNIT_SIZE;
-    clOffsets[i] = readInt64(buf, p);
-    sizes[i] = buf.readInt32BE(p + 8);
-    tagsCodes[i] = readInt64(buf, p + 12);
-  }
-  return { at, n, clOffsets, sizes, tagsCodes };
-}
-
-type CommitLogMatch = NonNullable<MessageFilter['isMatchedByCommitLog']>;
+/** The commit-log check of one record (see recordMatcher). */
+type CommitLogMatch = (record: Buffer) => boolean;
 
 /** Scans [offset, windowEnd) in order, taking the records both checks accept, until the batch is full. */
 export async function scanWithCommitLogCheck(
   s: Scan, cq: ConsumeQueue, first: Buffer, offset: number, windowEnd: number, match: CommitLogMatch,
 ): Promise<void> {
-  let part = decodeEntries(first, offset);
+  // `first` is an in-memory view unless the window begins below the tail.
+  let part: EntryPart | null = entryPart(first, offset, cq.entriesInMemory(offset, 1) !== undefined);
   let j = 0;
   let checked = 0; // candidates the commit-log check was asked about, and how many it took: sizes the next pass
   let taken = 0;
+  const pass: PassEntries = { from: 0, clOffsets: [], sizes: [] };
   for (;;) {
     if (j >= part.n) {
       // This part of the window is spent (a file or the in-memory tail begins): read on up to the window's end
       // (Java's mapped-file iterator stops at a consume-queue file's end).
       const at = part.at + part.n;
       if (at >= windowEnd) return;
-      const more = cq.entriesInMemory(at, windowEnd - at) ?? (await cq.readEntriesFromDisk(at, windowEnd - at));
+      const mem = cq.entriesInMemory(at, windowEnd - at);
+      const more = mem ?? (await cq.readEntriesFromDisk(at, windowEnd - at));
       if (!more) return;
-      part = decodeEntries(more, at);
+      part = entryPart(more, at, mem !== undefined);
       j = 0;
       continue;
     }
@@ -68,20 +82,26 @@ export async function scanWithCommitLogCheck(
     const want = checked === 0
       ? room
       : Math.min(PASS_MAX_CANDIDATES, Math.max(room, Math.ceil((room * checked) / Math.max(taken, 1))));
-    const end = classify(s, part, j, want);
+    const end = classify(s, part, j, want, pass);
     s.pins ??= s.ctx.commitLog.newReadPins?.();
     const read = await readRecords(
       s.ctx.commitLog, s.offsets, s.sizes, s.ctx.config.mappedFileSizeCommitLog, s.ctx.memoryBudgetBytes, s.pins,
     );
     const before = s.records.length;
-    const walk = applyInOrder(s, part, j, end, read, match);
+    const walk = applyInOrder(s, part.at, pass, end, read, match);
     checked += walk.checked;
     taken += s.records.length - before;
     s.offsets.length = 0;
     s.sizes.length = 0;
     s.kinds.length = 0;
+    pass.clOffsets.length = 0;
+    pass.sizes.length = 0;
     if (walk.full) return;
-    j = end;
+    const next = await refresh(cq, part, end, windowEnd);
+    if (!next) return;
+    // A part taken again begins at entry `end` of the old one.
+    j = next === part ? end : 0;
+    part = next;
   }
 }
 
@@ -90,21 +110,26 @@ export async function scanWithCommitLogCheck(
  * chosen: fills s.kinds (one per entry) and the candidates' s.offsets / s.sizes. Changes nothing else: the walk
  * makes the same decisions again, in order. Returns the index after the last entry classified.
  */
-function classify(s: Scan, part: EntryPart, from: number, want: number): number {
+function classify(s: Scan, part: EntryPart, from: number, want: number, pass: PassEntries): number {
   const { commitLog, config } = s.ctx;
   const segmentSize = config.mappedFileSizeCommitLog;
   const minOffset = commitLog.minOffset;
   const writtenOffset = commitLog.writtenOffset;
   const cqMatch = s.consumeQueueMatch;
   let skipBelow = s.skipBelow;
+  const buf = part.buf;
+  pass.from = from;
   let bytes = 0;
   let i = from;
   for (; i < part.n && s.offsets.length < want && bytes < PASS_MAX_BYTES; i++) {
-    const clOffset = part.clOffsets[i]!;
-    const size = part.sizes[i]!;
+    const p = i * CQ_UNIT_SIZE;
+    const clOffset = readInt64(buf, p);
+    const size = buf.readInt32BE(p + 8);
+    pass.clOffsets.push(clOffset);
+    pass.sizes.push(size);
     if (clOffset < skipBelow) {
       s.kinds.push(Kind.SKIPPED);
-    } else if (cqMatch && !cqMatch(part.tagsCodes[i]!)) {
+    } else if (cqMatch && !cqMatch(readInt64(buf, p + 12))) {
       s.kinds.push(Kind.CQ_MISS);
     } else if (size <= 0 || size > s.ctx.maxRecordBytes || clOffset < minOffset || clOffset + size > writtenOffset) {
       // Below the log's start: the rest of that deleted file is passed over (rollNextFile).
@@ -120,21 +145,22 @@ function classify(s: Scan, part: EntryPart, from: number, want: number): number 
   return i;
 }
 
-/** Java's walk over entries [from, end) with the records read; `full`: the batch filled before `end`. */
+/** Java's walk over the pass's entries [pass.from, end) of the part at partAt, with the records read; `full`: the batch filled before `end`. */
 function applyInOrder(
-  s: Scan, part: EntryPart, from: number, end: number, read: Array<Buffer | null>, match: CommitLogMatch,
+  s: Scan, partAt: number, pass: PassEntries, end: number, read: Array<Buffer | null>, match: CommitLogMatch,
 ): { full: boolean; checked: number } {
   const { commitLog, config } = s.ctx;
   const segmentSize = config.mappedFileSizeCommitLog;
+  const from = pass.from;
   let c = 0; // next candidate's index in read
   let checked = 0;
   for (let i = from; i < end; i++) {
-    const clOffset = part.clOffsets[i]!;
-    const size = part.sizes[i]!;
+    const clOffset = pass.clOffsets[i - from]!;
+    const size = pass.sizes[i - from]!;
     const inMemory = commitLog.isInMemory(clOffset, s.ctx.memoryBudgetBytes);
     if (isBatchFull(config, size, s.maxMsgNums, s.maxPullBytes, s.totalBytes, s.records.length, inMemory)) return { full: true, checked };
     if (s.totalBytes >= s.maxPullBytes) return { full: true, checked };
-    const queueOffset = part.at + i;
+    const queueOffset = partAt + i;
     s.nextBeginOffset = queueOffset + 1;
     s.lastScannedCommitLogOffset = clOffset;
     let miss: GetStatus;
@@ -161,7 +187,7 @@ function applyInOrder(
           break;
         }
         checked++;
-        if (!matchesByCommitLog(match, r)) {
+        if (!match(r)) {
           miss = 'NO_MATCHED_MESSAGE';
           break;
         }
@@ -177,13 +203,33 @@ function applyInOrder(
   return { full: false, checked };
 }
 
-/** A record whose properties cannot be read is delivered rather than lost. */
-export function matchesByCommitLog(match: CommitLogMatch, record: Buffer): boolean {
-  let propertiesString: string;
-  try {
-    propertiesString = readRecordProperties(record);
-  } catch {
-    return true;
+/**
+ * The filter's commit-log check as one function of the record (undefined when it has none). A record whose
+ * properties cannot be read is delivered rather than lost.
+ */
+export function recordMatcher(filter: MessageFilter | undefined): CommitLogMatch | undefined {
+  const byString = filter?.isMatchedByCommitLog;
+  if (!byString) return undefined;
+  const byBytes = filter.isMatchedByPropertyBytes;
+  if (byBytes) {
+    return (record) => {
+      let start: number;
+      try {
+        start = recordPropertiesAt(record);
+      } catch {
+        return true;
+      }
+      return byBytes(record, start, start + record.readInt16BE(start - 2));
+    };
   }
-  return match(record, propertiesString);
+  return (record) => {
+    let start: number;
+    try {
+      start = recordPropertiesAt(record);
+    } catch {
+      return true;
+    }
+    const len = record.readInt16BE(start - 2);
+    return byString(record, len > 0 ? record.toString('utf8', start, start + len) : '');
+  };
 }

@@ -12,7 +12,7 @@ import type { StoreConfig } from './config.js';
 import { CQ_UNIT_SIZE } from './config.js';
 import { readInt64 } from './record.js';
 import { type GetContext, type Scan, isBatchFull, readRecords } from './get-message-scan.js';
-import { scanWithCommitLogCheck } from './get-message-filtered.js';
+import { recordMatcher, scanWithCommitLogCheck } from './get-message-filtered.js';
 
 export type { GetContext } from './get-message-scan.js';
 
@@ -57,7 +57,7 @@ export async function getMessage(
     missStatus: 'NO_MATCHED_MESSAGE', missAt: -1, offsets: [], sizes: [], kinds: [], lastChosenAt: -1, records: [],
     totalBytes: 0, lastScannedCommitLogOffset: 0,
   };
-  const commitLogMatch = filter?.isMatchedByCommitLog;
+  const commitLogMatch = recordMatcher(filter);
   if (commitLogMatch) {
     await scanWithCommitLogCheck(s, cq, first, offset, windowEnd, commitLogMatch);
   } else {

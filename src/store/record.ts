@@ -328,26 +328,44 @@ export function decodeRecord(buf: Buffer, offset = 0): DecodedRecord {
  * MessageDecoder.decodeProperties), skipping the rest of the decode. Throws RangeError on a malformed record.
  */
 export function readRecordProperties(buf: Buffer, offset = 0): string {
-  if (buf.length - offset < RECORD_OVERHEAD_V1_IPV4) throw new RangeError('record truncated');
-  const limit = offset + buf.readInt32BE(offset);
+  const o = recordPropertiesAt(buf, offset);
+  const propLen = buf.readInt16BE(o - 2);
+  return propLen > 0 ? buf.toString('utf8', o, o + propLen) : '';
+}
+
+/**
+ * Where the PROPERTIES bytes of the record at `offset` begin (their length is the int16 before them), checked as
+ * readRecordProperties checks them: throws RangeError on a malformed record.
+ */
+export function recordPropertiesAt(buf: Buffer, offset = 0): number {
+  // Every read is in bounds (checked before it), so the bytes are read directly (this runs for every record a
+  // filtered pull scans).
+  if (offset < 0 || buf.length - offset < RECORD_OVERHEAD_V1_IPV4) throw new RangeError('record truncated');
+  const limit = offset + int32At(buf, offset);
   if (limit > buf.length) throw new RangeError('record truncated');
-  const magic = buf.readUInt32BE(offset + RecordPos.MAGIC_CODE);
-  const sysFlag = buf.readInt32BE(offset + RecordPos.SYS_FLAG);
+  const magic = int32At(buf, offset + RecordPos.MAGIC_CODE) >>> 0;
+  const sysFlag = int32At(buf, offset + RecordPos.SYS_FLAG);
   // BORNHOST, STORETIMESTAMP, STOREHOST, RECONSUMETIMES, PREPARED_TX_OFFSET, then BODYLEN.
   let o = storeHostPos(sysFlag) + storeHostLength(sysFlag) + 4 + 8 + offset;
-  const bodyLen = buf.readInt32BE(o);
+  if (o + 4 > limit) throw new RangeError('record truncated');
+  const bodyLen = int32At(buf, o);
   o += 4 + bodyLen;
   if (bodyLen < 0 || o + 3 > limit) throw new RangeError(`bad body length ${bodyLen}`);
   if (magic === MESSAGE_MAGIC_CODE_V2) {
-    o += 2 + buf.readInt16BE(o);
+    o += 2 + ((buf[o]! << 24) >> 16 | buf[o + 1]!);
   } else {
-    o += 1 + buf.readInt8(o);
+    o += 1 + ((buf[o]! << 24) >> 24);
   }
   if (o + 2 > limit) throw new RangeError('bad topic length');
-  const propLen = buf.readInt16BE(o);
+  const propLen = (buf[o]! << 24) >> 16 | buf[o + 1]!;
   o += 2;
   if (propLen < 0 || o + propLen > limit) throw new RangeError(`bad properties length ${propLen}`);
-  return propLen > 0 ? buf.toString('utf8', o, o + propLen) : '';
+  return o;
+}
+
+/** Big-endian int32 at p (p + 4 <= buf.length). */
+function int32At(buf: Buffer, p: number): number {
+  return (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
 }
 
 /**

@@ -113,6 +113,12 @@ export interface MessageFilter {
    * properties cannot be read is delivered without asking.
    */
   isMatchedByCommitLog?: (record: Buffer, propertiesString: string) => boolean;
+  /**
+   * The same check as isMatchedByCommitLog, asked instead of it (which must then be set too): given where the
+   * record's properties lie in it (bytes [start, end), UTF-8 `name\x01value\x02...`) rather than the decoded
+   * string, so a filter can look up just the properties it reads.
+   */
+  isMatchedByPropertyBytes?: (record: Buffer, start: number, end: number) => boolean;
 }
 
 export interface DispatchedEntry {

@@ -60,6 +60,8 @@ export class CommitLog implements CommitLogPort {
   private readonly reader: CommitLogDeps['reader'];
   /** Whole blocks read for dense pulls beyond the tail cache (see read-blocks.ts). */
   private readonly blocks = new ReadBlocks();
+  /** Block reads under way, by start offset (see loadBlock). */
+  private readonly blockLoads = new Map<number, { end: number; done: Promise<void> }>();
   private readonly cache: TailCache;
   private readonly segmentSize: number;
   private ops: WriteOp[] = [];
@@ -663,13 +665,25 @@ export class CommitLog implements CommitLogPort {
    * Reads the block of the log holding `offset` (READ_BLOCK_BYTES aligned, clipped to its segment and the written
    * end) and keeps it for readBlockCached. `likelyCached` as for read().
    */
-  async loadBlock(offset: number, likelyCached: boolean): Promise<void> {
+  loadBlock(offset: number, likelyCached: boolean): Promise<void> {
     const seg = this.segmentFor(offset);
-    if (!seg || seg.fd < 0 || offset < this.minOffset) return;
+    if (!seg || seg.fd < 0 || offset < this.minOffset) return Promise.resolve();
     const size = this.blocks.blockBytes;
     const start = Math.max(seg.fromOffset, Math.floor(offset / size) * size, this.minOffset);
     const end = Math.min(Math.floor(offset / size) * size + size, seg.endOffset, this.writtenOffset);
-    if (end <= start) return;
+    if (end <= start) return Promise.resolve();
+    // The pulls of the queues written side by side want the same block at about the same time: one read serves
+    // them all (a pull that finds the block still short of its record reads that record on its own).
+    const inFlight = this.blockLoads.get(start);
+    if (inFlight && inFlight.end >= end) return inFlight.done;
+    const done = this.readBlock(seg, start, end, likelyCached).finally(() => {
+      if (this.blockLoads.get(start)?.done === done) this.blockLoads.delete(start);
+    });
+    this.blockLoads.set(start, { end, done });
+    return done;
+  }
+
+  private async readBlock(seg: Segment, start: number, end: number, likelyCached: boolean): Promise<void> {
     const buf = Buffer.allocUnsafe(end - start);
     const generation = this.blocks.generation;
     try {

@@ -28,6 +28,8 @@ export class ReadBlocks {
   private readonly blocks = new Map<number, Block>();
   /** Moves on each cut (dropFrom, clear): a block read that started before one is not kept. */
   generation = 0;
+  /** Key of the block last put or got (the newest in `blocks`, so a get of it need not move it); -1 if none. */
+  private newestKey = -1;
 
   constructor(
     readonly blockBytes = READ_BLOCK_BYTES,
@@ -39,8 +41,12 @@ export class ReadBlocks {
     const key = Math.floor(offset / this.blockBytes);
     const b = this.blocks.get(key);
     if (!b || offset < b.start || offset + size > b.start + b.buf.length) return undefined;
-    this.blocks.delete(key);
-    this.blocks.set(key, b);
+    // A scan reads hundreds of records from one block in a row: move it to the newest end only once.
+    if (key !== this.newestKey) {
+      this.blocks.delete(key);
+      this.blocks.set(key, b);
+      this.newestKey = key;
+    }
     return b.buf.subarray(offset - b.start, offset - b.start + size);
   }
 
@@ -49,17 +55,20 @@ export class ReadBlocks {
     const key = Math.floor(start / this.blockBytes);
     this.blocks.delete(key);
     this.blocks.set(key, { start, buf });
+    this.newestKey = key;
     if (this.blocks.size > this.maxBlocks) this.blocks.delete(this.blocks.keys().next().value!);
   }
 
   /** Forgets every block holding bytes at or beyond `offset` (the log was cut back there). */
   dropFrom(offset: number): void {
     this.generation++;
+    this.newestKey = -1;
     for (const [key, b] of this.blocks) if (b.start + b.buf.length > offset) this.blocks.delete(key);
   }
 
   clear(): void {
     this.generation++;
+    this.newestKey = -1;
     this.blocks.clear();
   }
 

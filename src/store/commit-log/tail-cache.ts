@@ -114,12 +114,22 @@ export class TailCache {
     return new TailPins(this);
   }
 
+  /**
+   * The newest chunk starting at or below `offset` (chunks are kept in ascending base order), if it holds the
+   * range. A backlog read far behind the tail asks for every record: a binary search, not a walk over 64 chunks.
+   */
   private chunkOf(offset: number, size: number): TailChunk | undefined {
-    for (let i = this.chunks.length - 1; i >= this.head; i--) {
-      const c = this.chunks[i]!;
-      if (offset >= c.base) return offset - c.base + size <= c.used ? c : undefined;
+    const chunks = this.chunks;
+    let lo = this.head;
+    let hi = chunks.length - 1;
+    if (hi < lo || offset < chunks[lo]!.base) return undefined;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (chunks[mid]!.base <= offset) lo = mid;
+      else hi = mid - 1;
     }
-    return undefined;
+    const c = chunks[lo]!;
+    return offset - c.base + size <= c.used ? c : undefined;
   }
 
   /** TailPins.release, chunk by chunk. */

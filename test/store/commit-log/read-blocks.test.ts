@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeRecord, type DefaultMessageStore } from '../../../src/store/index.js';
 import { READ_BLOCK_BYTES, ReadBlocks } from '../../../src/store/commit-log/read-blocks.js';
 import { makeMessage, makeTempDir, openStore, removeDir } from '../helpers.js';
+import { compileSql92 } from '../../../src/broker/filter/sql92/index.js';
+import { pullMessageFilter, sqlPropertiesFilter } from '../../../src/broker/filter/sql-filter.js';
 
 describe('ReadBlocks', () => {
   it('serves views inside a kept block only, and forgets the least recently used past its cap', () => {
@@ -86,6 +88,42 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
     // One read per record without blocks (plus the consume-queue reads); with them a few per MiB.
     expect(reads).toBeLessThan(records / 8);
+  });
+
+  it('reads a block once for the pulls of all queues at the same time (SQL92 filter, 1 in 4 taken)', async () => {
+    const QUEUES = 16;
+    const PER_QUEUE = 400;
+    for (let i = 0; i < QUEUES * PER_QUEUE; i++) {
+      const q = i % QUEUES;
+      const n = Math.floor(i / QUEUES);
+      const body = Buffer.alloc(500 + ((i * 37) % 300), (i * 7) & 0xff);
+      body.writeUInt32BE(i, 0);
+      await store.putMessage(makeMessage('Par', q, body, { props: { k: String(n % 4), n: String(n) } }));
+    }
+    const blocks = Math.ceil(store.getMaxPhyOffset() / READ_BLOCK_BYTES) + 2; // + clipping at the 1.5 MiB files
+    const sql = compileSql92('k = 0');
+    const readsBefore = store.stats.syncReads + store.stats.asyncReads;
+    let pulls = 0;
+    // Every queue pulled at once, round after round, as a push consumer's pulls arrive together.
+    await Promise.all(Array.from({ length: QUEUES }, async (_, q) => {
+      let next = 0;
+      const taken: number[] = [];
+      while (next < PER_QUEUE) {
+        const r = await store.getMessage('Par', q, next, 32, 1 << 20, pullMessageFilter(undefined, sqlPropertiesFilter(sql)));
+        pulls++;
+        for (const rec of r.records) {
+          const d = decodeRecord(rec);
+          expect(d.queueId).toBe(q);
+          expect(d.body.readUInt32BE(0)).toBe(d.queueOffset * QUEUES + q);
+          taken.push(d.queueOffset);
+        }
+        next = r.nextBeginOffset;
+      }
+      expect(taken).toEqual(Array.from({ length: PER_QUEUE / 4 }, (_, i) => i * 4));
+    }));
+    const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
+    // Each pull reads its consume-queue window; the log's blocks are read about once each (not once per queue).
+    expect(reads - pulls).toBeLessThanOrEqual(2 * blocks);
   });
 
   it('reads a sparse pull record by record: 1 KiB records 128 KiB apart do not pull in whole blocks', async () => {

@@ -2,10 +2,13 @@
 // ComparisonExpression, LogicExpression, UnaryExpression, UnaryInExpression, ConstantExpression,
 // PropertyExpression). A node evaluates to TRUE, FALSE, null ("unknown") or, for non-boolean nodes, a value.
 import {
-  JDouble, JInt, JLong, type PropertySource, Sql92EvalError, type Value, describeValue, javaCompare, parseJavaDouble,
+  JDouble, JInt, JLong, type PropertySource, Sql92EvalError, type Value, asciiBytes, asciiIntegerBytes, bytesEqual,
+  describeValue, javaCompare, parseJavaDouble, propertyKeyBytes,
 } from './values.js';
 
-export { JDouble, JInt, JLong, type PropertySource, Sql92EvalError, type Value, describeValue, javaCompare } from './values.js';
+export {
+  JDouble, JInt, JLong, type PropertyBytes, type PropertySource, Sql92EvalError, type Value, describeValue, javaCompare,
+} from './values.js';
 
 export abstract class Expr {
   /** Java BooleanExpression: evaluates to TRUE, FALSE or null; usable with AND/OR/NOT. */
@@ -41,10 +44,18 @@ export class ConstantExpr extends Expr {
 export class PropertyExpr extends Expr {
   readonly isBoolean = false;
   readonly depth = 1;
+  /** The name's bytes for PropertyBytes.find, or null when it cannot be looked up that way. */
+  readonly key: Uint8Array | null;
   constructor(readonly name: string) {
     super();
+    this.key = propertyKeyBytes(name);
   }
   evaluate(props: PropertySource): Value {
+    const b = props.bytes;
+    if (b !== undefined && this.key !== null) {
+      const at = b.find(this.key);
+      return at < 0 ? null : b.decode(at, b.valueEnd);
+    }
     return props.get(this.name) ?? null;
   }
   toString(): string {
@@ -139,9 +150,77 @@ export class OrExpr extends BinaryBool {
   }
 }
 
+/**
+ * A comparison of a property with a constant that can be made on the property's bytes: an ASCII string (equal
+ * exactly when the value's bytes are the string's; any other byte decodes to a non-ASCII char) or an Integer (the
+ * value's ASCII digits read as javaIntegerValueOf reads them; other text is decoded and takes the general path).
+ */
+class PropertyVsConstant {
+  private constructor(
+    readonly prop: PropertyExpr,
+    readonly key: Uint8Array,
+    readonly constant: string | JInt,
+    /** The constant is on the left. */
+    readonly flipped: boolean,
+    readonly stringBytes: Uint8Array | null,
+  ) {}
+
+  static of(left: Expr, right: Expr, strings: boolean): PropertyVsConstant | null {
+    let prop: Expr;
+    let c: Expr;
+    let flipped = false;
+    if (left instanceof PropertyExpr && right instanceof ConstantExpr) {
+      prop = left;
+      c = right;
+    } else if (right instanceof PropertyExpr && left instanceof ConstantExpr) {
+      prop = right;
+      c = left;
+      flipped = true;
+    } else {
+      return null;
+    }
+    const p = prop as PropertyExpr;
+    const v = (c as ConstantExpr).value;
+    if (p.key === null) return null;
+    if (v instanceof JInt) return new PropertyVsConstant(p, p.key, v, flipped, null);
+    if (strings && typeof v === 'string') {
+      const bytes = asciiBytes(v);
+      return bytes === null ? null : new PropertyVsConstant(p, p.key, v, flipped, bytes);
+    }
+    return null;
+  }
+
+  /** javaCompare(left, right) for an Integer constant and the value at [at, end); throws as it does. */
+  compareInt(b: { buf: Uint8Array; decode(start: number, end: number): string }, at: number, end: number): number {
+    const k = this.constant as JInt;
+    const v = asciiIntegerBytes(b.buf, at, end, 9);
+    if (v === v) {
+      const c = Math.sign((v | 0) - k.v);
+      return this.flipped ? -c : c;
+    }
+    const s = b.decode(at, end);
+    return this.flipped ? javaCompare(k, s) : javaCompare(s, k);
+  }
+}
+
 /** `=` and IS NULL (ComparisonExpression.doCreateEqual): NULL = NULL is TRUE; x = NULL is FALSE; NULL = x is null. */
 export class EqualExpr extends BinaryBool {
+  private readonly fast: PropertyVsConstant | null;
+  constructor(left: Expr, right: Expr) {
+    super(left, right);
+    this.fast = PropertyVsConstant.of(left, right, true);
+  }
   evaluate(props: PropertySource): boolean | null {
+    const b = props.bytes;
+    const fast = this.fast;
+    if (b !== undefined && fast !== null) {
+      const at = b.find(fast.key);
+      // An absent property is null: NULL = x is null, x = NULL is FALSE.
+      if (at < 0) return fast.flipped ? false : null;
+      const end = b.valueEnd;
+      if (fast.stringBytes !== null) return bytesEqual(b.buf, at, end, fast.stringBytes);
+      return fast.compareInt(b, at, end) === 0;
+    }
     const l = this.left.evaluate(props);
     const r = this.right.evaluate(props);
     if (l === null || r === null) {
@@ -160,28 +239,39 @@ export type Relation = '>' | '>=' | '<' | '<=';
 
 /** `> >= < <=`: null if either side is null; two strings are both parsed as doubles (or it throws). */
 export class RelationExpr extends BinaryBool {
+  private readonly fast: PropertyVsConstant | null;
   constructor(
     readonly op: Relation,
     left: Expr,
     right: Expr,
   ) {
     super(left, right);
+    this.fast = PropertyVsConstant.of(left, right, false);
   }
   evaluate(props: PropertySource): boolean | null {
-    let l = this.left.evaluate(props);
-    if (l === null) return null;
-    let r = this.right.evaluate(props);
-    if (r === null) return null;
-    if (typeof l === 'string' && typeof r === 'string') {
-      const a = parseJavaDouble(l);
-      const b = parseJavaDouble(r);
-      if (a === null || b === null) {
-        throw new Sql92EvalError(`It's illegal to compare string by '>=', '>', '<', '<='. lv=${l}, rv=${r}`);
+    const bytes = props.bytes;
+    const fast = this.fast;
+    let c: number;
+    if (bytes !== undefined && fast !== null) {
+      const at = bytes.find(fast.key);
+      if (at < 0) return null;
+      c = fast.compareInt(bytes, at, bytes.valueEnd);
+    } else {
+      let l = this.left.evaluate(props);
+      if (l === null) return null;
+      let r = this.right.evaluate(props);
+      if (r === null) return null;
+      if (typeof l === 'string' && typeof r === 'string') {
+        const a = parseJavaDouble(l);
+        const b = parseJavaDouble(r);
+        if (a === null || b === null) {
+          throw new Sql92EvalError(`It's illegal to compare string by '>=', '>', '<', '<='. lv=${l}, rv=${r}`);
+        }
+        l = new JDouble(a);
+        r = new JDouble(b);
       }
-      l = new JDouble(a);
-      r = new JDouble(b);
+      c = javaCompare(l, r);
     }
-    const c = javaCompare(l, r);
     switch (this.op) {
       case '>':
         return c > 0;
@@ -201,6 +291,9 @@ export class RelationExpr extends BinaryBool {
 /** [NOT] IN ('a', ...): on a property only; null when the property is absent. */
 export class InExpr extends UnaryBool {
   private readonly set: ReadonlySet<string>;
+  /** The property's key and the values' bytes when every value is ASCII (compared as bytes, see PropertyVsConstant). */
+  private readonly key: Uint8Array | null;
+  private readonly valueBytes: readonly Uint8Array[] | null;
   constructor(
     operand: PropertyExpr,
     readonly values: readonly string[],
@@ -208,8 +301,25 @@ export class InExpr extends UnaryBool {
   ) {
     super(operand);
     this.set = new Set(values);
+    const bytes = values.map(asciiBytes);
+    this.valueBytes = bytes.every((x) => x !== null) ? (bytes as Uint8Array[]) : null;
+    this.key = this.valueBytes === null ? null : operand.key;
   }
   evaluate(props: PropertySource): boolean | null {
+    const b = props.bytes;
+    if (b !== undefined && this.key !== null) {
+      const at = b.find(this.key);
+      if (at < 0) return null;
+      const end = b.valueEnd;
+      let hit = false;
+      for (const want of this.valueBytes!) {
+        if (bytesEqual(b.buf, at, end, want)) {
+          hit = true;
+          break;
+        }
+      }
+      return hit !== this.not;
+    }
     const v = this.operand.evaluate(props);
     if (typeof v !== 'string') return null;
     return this.set.has(v) !== this.not;

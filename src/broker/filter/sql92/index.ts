@@ -5,7 +5,8 @@ import { SqlParseError } from './lexer.js';
 import { parseSelector } from './parser.js';
 
 export { SqlParseError } from './lexer.js';
-export { Sql92EvalError, type PropertySource } from './evaluate.js';
+export { Sql92EvalError, type PropertyBytes, type PropertySource } from './evaluate.js';
+export { propertyKeyBytes } from './values.js';
 export { MAX_EXPRESSION_DEPTH } from './parser.js';
 
 export interface CompiledFilter {

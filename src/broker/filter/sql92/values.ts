@@ -21,6 +21,76 @@ export type Value = null | boolean | string | JInt | JLong | JDouble;
 /** Where property values come from (a Map of the message's properties fits). */
 export interface PropertySource {
   get(name: string): string | undefined;
+  /** Set when the values can be read as UTF-8 bytes (a stored record's properties): comparisons then skip decoding. */
+  readonly bytes?: PropertyBytes;
+}
+
+/** A message's properties as stored (`name \x01 value \x02 ...`, UTF-8), looked up without decoding them. */
+export interface PropertyBytes {
+  readonly buf: Uint8Array;
+  /**
+   * Start in buf of the value get(name) would return, for `key`, the ASCII bytes of a name holding neither
+   * separator (the last property of that name with a non-empty value, as parseProperties keeps it), or -1 when
+   * get would return undefined. The value ends at valueEnd.
+   */
+  find(key: Uint8Array): number;
+  /** End (exclusive) of the value the last find located. */
+  readonly valueEnd: number;
+  /** The value [start, end) decoded as get returns it. */
+  decode(start: number, end: number): string;
+}
+
+/** The ASCII bytes of a property name PropertyBytes.find can look up, or null (empty, non-ASCII or a separator). */
+export function propertyKeyBytes(name: string): Uint8Array | null {
+  if (name.length === 0) return null;
+  const key = new Uint8Array(name.length);
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c <= 2 || c >= 0x80) return null;
+    key[i] = c;
+  }
+  return key;
+}
+
+/** The bytes of an ASCII string (each a char code), or null when it has a non-ASCII char. */
+export function asciiBytes(s: string): Uint8Array | null {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return null;
+    out[i] = c;
+  }
+  return out;
+}
+
+/** bytes [start, end) of buf equal `want`. */
+export function bytesEqual(buf: Uint8Array, start: number, end: number, want: Uint8Array): boolean {
+  const n = want.length;
+  if (end - start !== n) return false;
+  for (let i = 0; i < n; i++) if (buf[start + i] !== want[i]) return false;
+  return true;
+}
+
+/**
+ * The value of an optional sign and 1..maxDigits ASCII digits in buf [start, end), as shortAsciiInteger reads the
+ * same text; NaN for anything else (the caller then decodes the text and takes the general path).
+ */
+export function asciiIntegerBytes(buf: Uint8Array, start: number, end: number, maxDigits: number): number {
+  let i = start;
+  let sign = 1;
+  const c0 = buf[start];
+  if (c0 === 0x2d || c0 === 0x2b) {
+    sign = c0 === 0x2d ? -1 : 1;
+    i++;
+  }
+  if (end === i || end - i > maxDigits) return NaN;
+  let v = 0;
+  for (; i < end; i++) {
+    const d = buf[i]! - 0x30;
+    if (d < 0 || d > 9) return NaN;
+    v = v * 10 + d;
+  }
+  return sign * v;
 }
 
 /** Java threw while evaluating (NumberFormatException, ClassCastException): the message does not match. */
