@@ -207,7 +207,14 @@ describe('abnormal recovery starts at the checkpoint', () => {
       const results: PutResult[] = [];
       // Keyed like messages from real clients (UNIQ_KEY), so the key index is current as well.
       for (let i = 0; i < 200; i++) {
-        results.push(await store.putMessage(makeMessage('Cp', i % 2, `m${i}-${'x'.repeat(i % 50)}`, { props: { UNIQ_KEY: `U${i}` } })));
+        const r = await store.putMessage(makeMessage('Cp', i % 2, `m${i}-${'x'.repeat(i % 50)}`, { props: { UNIQ_KEY: `U${i}` } }));
+        const prev = results[results.length - 1];
+        results.push(r);
+        // Each file's first record gets a later millisecond than the one before it (puts are faster than the
+        // clock): otherwise two files qualify for the window and the newest of them is taken, as Java does.
+        if (prev && Math.floor(r.commitLogOffset / 4096) !== Math.floor(prev.commitLogOffset / 4096)) {
+          while (Date.now() <= r.storeTimestamp) await new Promise((res) => setTimeout(res, 1));
+        }
       }
       await store.shutdown();
       const files = fs.readdirSync(path.join(root, 'commitlog')).sort();
