@@ -61,11 +61,15 @@ function startOfficial({ CFG, store, ports, logFd, log }) {
 function startOurs({ CFG, store, ports, logFd, log, profileDir }) {
   const args = [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...(process.env.BENCH_OURS_NODE_ARGS ? process.env.BENCH_OURS_NODE_ARGS.split(' ').filter(Boolean) : []),
     path.resolve(ROOT, process.env.BENCH_OURS_DIST || 'dist', 'main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`, `--storePathRootDir=${store}`, '--grpcServerPort=0',
     ...OURS_FIXED_ARGS, ...CFG.oursArgs,
   ];
   const t0 = performance.now();
-  const { proc, ready } = spawnUntil(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', logFd] }, /rocketmq-ts ready/, 120000);
+  // BENCH_OURS_STDOUT=file keeps the server's stdout lines (e.g. --trace-gc output from BENCH_OURS_NODE_ARGS)
+  const keep = process.env.BENCH_OURS_STDOUT ? fs.createWriteStream(process.env.BENCH_OURS_STDOUT, { flags: 'a' }) : undefined;
+  const { proc, ready } = spawnUntil(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', logFd] }, /rocketmq-ts ready/, 120000,
+    keep ? (line) => keep.write(`${line}\n`) : undefined);
   return {
     name: 'ours',
     t0,
