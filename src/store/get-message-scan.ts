@@ -50,7 +50,7 @@ export interface Scan {
   readonly consumeQueueMatch: ((tagsCode: number) => boolean) | undefined;
   /** Commit-log offset of the last entry scanned (Java maxPhyOffsetPulling). */
   lastScannedCommitLogOffset: number;
-  /** The tail-cache views taken so far (see GetResult.pins). */
+  /** The pins of the tail-cache and block views taken so far (see GetResult.pins). */
   pins?: ReadPins;
   /** Queue offset after the last entry scanned. */
   nextBeginOffset: number;
@@ -80,6 +80,7 @@ export interface Scan {
  */
 async function loadDenseBlocks(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], out: Array<Buffer | null>, memoryBudgetBytes: number,
+  pins: ReadPins | undefined,
 ): Promise<void> {
   // block index -> [records missing in it, offset of the first]
   const perBlock = new Map<number, [number, number]>();
@@ -97,7 +98,7 @@ async function loadDenseBlocks(
     loaded = true;
   }
   if (!loaded) return;
-  for (let i = 0; i < offsets.length; i++) out[i] ??= commitLog.readBlockCached!(offsets[i]!, sizes[i]!) ?? null;
+  for (let i = 0; i < offsets.length; i++) out[i] ??= commitLog.readBlockCached!(offsets[i]!, sizes[i]!, pins) ?? null;
 }
 
 /** Records from the tail cache (zero-copy), blocks read whole for dense pulls, or disk (nearby records merged into one read). */
@@ -111,7 +112,7 @@ export async function readRecords(
   let spanStart = Infinity;
   let spanEnd = 0;
   for (let i = 0; i < offsets.length; i++) {
-    const cached = commitLog.readCached(offsets[i]!, sizes[i]!, pins) ?? commitLog.readBlockCached?.(offsets[i]!, sizes[i]!);
+    const cached = commitLog.readCached(offsets[i]!, sizes[i]!, pins) ?? commitLog.readBlockCached?.(offsets[i]!, sizes[i]!, pins);
     if (cached) {
       out[i] = cached;
       continue;
@@ -125,7 +126,7 @@ export async function readRecords(
   // 1/READ_BLOCK_MIN_DENSITY of the stretch they lie in (16 interleaved queues: 1/16). A filtered pull taking 1
   // record in 8 of that (1/128) reads record by record: its blocks would be mostly bytes nobody takes.
   if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock && missingBytes * READ_BLOCK_MIN_DENSITY >= spanEnd - spanStart) {
-    await loadDenseBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes);
+    await loadDenseBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes, pins);
   }
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
   const spans: Array<{ start: number; end: number; first: number; last: number; likelyCached: boolean }> = [];

@@ -67,6 +67,11 @@ export async function getMessage(
     takeRecords(s, await readRecords(ctx.commitLog, s.offsets, s.sizes, config.mappedFileSizeCommitLog, ctx.memoryBudgetBytes, s.pins));
   }
   const status: GetStatus = s.records.length > 0 ? 'FOUND' : s.missStatus;
+  // Nothing taken: no view of the log's memory leaves here (an answer that is parked may never release them).
+  if (s.records.length === 0 && s.pins) {
+    s.pins.release();
+    s.pins = undefined;
+  }
   // Java: how far the last entry looked at lies behind the log's end, against the in-memory budget.
   const suggestPullingFromSlave = ctx.commitLog.writtenOffset - s.lastScannedCommitLogOffset > ctx.memoryBudgetBytes;
   return {

@@ -32,6 +32,8 @@ export interface StoreStats {
   commitLogWriteCalls: number;
   /** In-memory tail buffers of the commit log used again instead of allocated. */
   tailChunksReused: number;
+  /** Buffers of commit-log blocks read whole for pulls used again for later blocks instead of allocated. */
+  readBlocksReused: number;
   commitLogFsyncCalls: number;
   consumeQueueFsyncFiles: number;
   /** Reads behind the in-memory tails: on the event loop, through the thread pool, and sync ones found slow. */
@@ -158,6 +160,7 @@ export class DefaultMessageStore implements MessageStore {
     return {
       commitLogWriteCalls: this.commitLog.stats.writeCalls,
       tailChunksReused: this.commitLog.stats.tailChunksReused ?? 0,
+      readBlocksReused: this.commitLog.stats.readBlocksReused ?? 0,
       commitLogFsyncCalls: this.commitLog.stats.fsyncCalls,
       consumeQueueFsyncFiles: this.cqFsyncFiles,
       ...this.pageCacheReader.stats,

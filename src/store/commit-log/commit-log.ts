@@ -13,7 +13,7 @@ import {
 import { fs, fdatasync, writevAll, writevAllSync } from '../io.js';
 import { Segment } from '../segment.js';
 import { TailCache, TailPins } from './tail-cache.js';
-import { ReadBlocks } from './read-blocks.js';
+import { BlockPins, ReadBlocks } from './read-blocks.js';
 import {
   abnormalWindowStart, loadSegmentsSync, recoverLog, recoveryWindowStart, truncateSegmentsSync,
 } from './recovery.js';
@@ -35,6 +35,32 @@ const NO_BYTES = Buffer.alloc(0);
 /** readForReplica: data this close to the written end is read on the event loop (it is in the page cache). */
 const REPLICA_READ_ON_LOOP_BYTES = 256 * 1024 * 1024;
 
+/** The pins of one reader's views: of tail-cache chunks and of blocks (each reused only once no view is in use). */
+class LogPins implements ReadPins {
+  private blockPins: BlockPins | undefined;
+  private released = false;
+
+  constructor(
+    readonly tail: TailPins,
+    private readonly blocks: ReadBlocks,
+  ) {}
+
+  /** Pins for views of blocks (made on the first such view: most pulls read the tail only). */
+  get forBlocks(): BlockPins {
+    if (!this.blockPins) {
+      this.blockPins = this.blocks.newPins();
+      if (this.released) this.blockPins.release(); // a view taken after the release: its block is never reused
+    }
+    return this.blockPins;
+  }
+
+  release(): void {
+    this.released = true;
+    this.tail.release();
+    this.blockPins?.release();
+  }
+}
+
 /** The default factory: the local segment-file log. */
 export const localCommitLog: CommitLogFactory = (deps) => new CommitLog(deps);
 
@@ -49,7 +75,7 @@ export class CommitLog implements CommitLogPort {
   /** Store timestamp of the newest record written / flushed (checkpoint physicMsgTimestamp). */
   writtenStoreTimestamp = 0;
   flushedStoreTimestamp = 0;
-  readonly stats: CommitLogStats = { writeCalls: 0, fsyncCalls: 0, tailChunksReused: 0 };
+  readonly stats: CommitLogStats = { writeCalls: 0, fsyncCalls: 0, tailChunksReused: 0, readBlocksReused: 0 };
   /** Set when a write failed: the log cannot continue without a hole, so appends stop. */
   failure: Error | null = null;
 
@@ -628,11 +654,11 @@ export class CommitLog implements CommitLogPort {
   /** Zero-copy view of a written record range when it is still in the tail cache (see CommitLogPort.readCached). */
   readCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined {
     if (offset + size > this.writtenOffset) return undefined;
-    return pins instanceof TailPins ? this.cache.readPinned(offset, size, pins) : this.cache.read(offset, size);
+    return pins instanceof LogPins ? this.cache.readPinned(offset, size, pins.tail) : this.cache.read(offset, size);
   }
 
   newReadPins(): ReadPins {
-    return this.cache.newPins();
+    return new LogPins(this.cache.newPins(), this.blocks);
   }
 
   /**
@@ -655,10 +681,13 @@ export class CommitLog implements CommitLogPort {
     }
   }
 
-  /** A view of [offset, offset+size) from a block read earlier (see loadBlock), or undefined. */
-  readBlockCached(offset: number, size: number): Buffer | undefined {
+  /**
+   * A view of [offset, offset+size) from a block read earlier (see loadBlock), or undefined. With `pins` (from
+   * newReadPins) the block's buffer may be read into again once they are released; without, it never is.
+   */
+  readBlockCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined {
     if (offset < this.minOffset || offset + size > this.writtenOffset) return undefined;
-    return this.blocks.get(offset, size);
+    return this.blocks.get(offset, size, pins instanceof LogPins ? pins.forBlocks : undefined);
   }
 
   /**
@@ -684,13 +713,17 @@ export class CommitLog implements CommitLogPort {
   }
 
   private async readBlock(seg: Segment, start: number, end: number, likelyCached: boolean): Promise<void> {
-    const buf = Buffer.allocUnsafe(end - start);
+    // A buffer of an earlier block no view uses any more, or a fresh one (see read-blocks.ts).
+    const mem = this.blocks.allocate(end - start);
+    this.stats.readBlocksReused = this.blocks.reusedBuffers;
     const generation = this.blocks.generation;
     try {
-      const n = await seg.withFd((fd) => this.reader.read(fd, buf, 0, end - start, start - seg.fromOffset, likelyCached));
+      const n = await seg.withFd((fd) => this.reader.read(fd, mem, 0, end - start, start - seg.fromOffset, likelyCached));
       // Cut back meanwhile (a replica truncation): what was read may be gone.
-      if (n === end - start && generation === this.blocks.generation) this.blocks.put(start, buf);
+      if (n === end - start && generation === this.blocks.generation) this.blocks.put(start, mem.subarray(0, n), mem);
+      else this.blocks.giveBack(mem);
     } catch (err) {
+      // (not given back: a failed read is rare, and nothing here says the read is no longer under way)
       this.logger.warn({ err, offset: start, size: end - start }, 'commit log: block read failed');
     }
   }

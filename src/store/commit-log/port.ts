@@ -36,6 +36,8 @@ export interface CommitLogStats {
   fsyncCalls: number;
   /** In-memory tail buffers used again for new records (logs that keep such a tail). */
   tailChunksReused?: number;
+  /** Buffers of blocks read whole (loadBlock) used again for later blocks (logs that keep such blocks). */
+  readBlocksReused?: number;
 }
 
 /** One file of the log, as retention sees it. */
@@ -147,8 +149,11 @@ export interface CommitLogPort {
   readCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined;
   /** Pins for readCached, when the log reuses memory behind released views (optional). */
   newReadPins?(): ReadPins;
-  /** A view of [offset, offset+size) from a block loadBlock read, or undefined (logs that keep such blocks). */
-  readBlockCached?(offset: number, size: number): Buffer | undefined;
+  /**
+   * A view of [offset, offset+size) from a block loadBlock read, or undefined (logs that keep such blocks). With
+   * `pins` (from newReadPins) the log may reuse the block's memory once they are released, as for readCached.
+   */
+  readBlockCached?(offset: number, size: number, pins?: ReadPins): Buffer | undefined;
   /** Reads the block holding `offset` whole, for readBlockCached; `likelyCached` as for read(). */
   loadBlock?(offset: number, likelyCached: boolean): Promise<void>;
   /** [offset, offset+size) of written data, or null; `likelyCached`: recent data, the read may run on the loop. */

@@ -5,8 +5,14 @@
 // the same stretch of the log a moment later. When a pull has several records in one block, the block is read
 // once (one positional read instead of one per record) and the pulls of the other queues are served from it as
 // views, the way Java's pull threads copy out of one mapped file. Blocks are never written to after they are read
-// (commit-log bytes do not change below the written offset) and never reused: views handed out keep their block
-// alive until dropped, and at most `maxBlocks` are kept here.
+// (commit-log bytes do not change below the written offset), and at most `maxBlocks` are kept here.
+//
+// A block's buffer is read into again for a later block (instead of a fresh 1 MiB allocation, whose external
+// memory drove ~15 % of a backlog drain's CPU into the garbage collector) only once no view of it can still be in
+// use, as the tail cache does with its chunks: views taken with pins (the pull path, released once the response
+// is written) are counted, and a view handed out without pins marks its block as never to be reused. So a view of
+// block memory must come from get() (never from a block's buffer directly), and a pinned one must not be used
+// after its pins are released.
 
 /** Block size: the commit-log offsets [k * BLOCK_BYTES, (k + 1) * BLOCK_BYTES), clipped to the segment and written end. */
 export const READ_BLOCK_BYTES = 1024 * 1024;
@@ -16,11 +22,55 @@ export const READ_BLOCKS_MAX = 16;
 export const READ_BLOCK_MIN_RECORDS = 4;
 /** ... and whose records fill at least 1/this of the stretch of the log they lie in. */
 export const READ_BLOCK_MIN_DENSITY = 32;
+/** Buffers of blocks out of the LRU kept for the next block reads; more are left to the garbage collector. */
+const FREE_BLOCKS_MAX = 4;
 
 interface Block {
   /** Commit-log offset of buf[0] (a block clipped at a segment start begins past k * BLOCK_BYTES). */
   start: number;
+  /** The bytes read (a view of `mem` when the block is clipped). */
   buf: Buffer;
+  /** The allocation `buf` lies in: what goes back to the free list. */
+  mem: Buffer;
+  /** Pinned views not yet released. */
+  pins: number;
+  /** A view was handed out without pins, or the buffer was handed back already: never reused (again). */
+  shared: boolean;
+  /** Out of the LRU (evicted, replaced or cut off); its buffer is reused when its last pin goes, unless shared. */
+  retired: boolean;
+}
+
+/**
+ * The blocks a reader's views point into, released together when the views are no longer used (for a pull: once
+ * its response has been written to the socket). Releasing twice is harmless; never releasing only costs reuse.
+ */
+export class BlockPins {
+  private blocks: Block[] = [];
+  private released = false;
+
+  constructor(private readonly owner: ReadBlocks) {}
+
+  /** Pins `b` for a view of it (a run of views of one block pins it once). */
+  add(b: Block): void {
+    if (this.released) {
+      b.shared = true;
+      return;
+    }
+    if (this.blocks[this.blocks.length - 1] === b) return;
+    b.pins++;
+    this.blocks.push(b);
+  }
+
+  get count(): number {
+    return this.blocks.length;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const b of this.blocks) this.owner.unpin(b);
+    this.blocks = [];
+  }
 }
 
 export class ReadBlocks {
@@ -30,14 +80,46 @@ export class ReadBlocks {
   generation = 0;
   /** Key of the block last put or got (the newest in `blocks`, so a get of it need not move it); -1 if none. */
   private newestKey = -1;
+  /** Buffers of blockBytes no view can use any more, for the next block reads. */
+  private readonly free: Buffer[] = [];
+  /** Block buffers taken from the free list instead of allocated (for tests and the stats). */
+  reusedBuffers = 0;
 
   constructor(
     readonly blockBytes = READ_BLOCK_BYTES,
     private readonly maxBlocks = READ_BLOCKS_MAX,
   ) {}
 
-  /** A view of [offset, offset+size) if a kept block holds all of it. */
-  get(offset: number, size: number): Buffer | undefined {
+  /**
+   * A buffer of at least `size` bytes to read a block into, to be handed to put() (or giveBack() if not kept): a
+   * free one when `size` fits blockBytes and one is free, else a fresh one (blockBytes long, so it can be reused).
+   */
+  allocate(size: number): Buffer {
+    if (size <= this.blockBytes) {
+      const buf = this.free.pop();
+      if (buf) {
+        this.reusedBuffers++;
+        return buf;
+      }
+    }
+    return Buffer.allocUnsafe(Math.max(this.blockBytes, size));
+  }
+
+  /** A buffer from allocate() that was not put (the read failed short or was overtaken by a cut): no view of it exists. */
+  giveBack(mem: Buffer): void {
+    if (mem.length === this.blockBytes && this.free.length < FREE_BLOCKS_MAX) this.free.push(mem);
+  }
+
+  /** BlockPins for get(). */
+  newPins(): BlockPins {
+    return new BlockPins(this);
+  }
+
+  /**
+   * A view of [offset, offset+size) if a kept block holds all of it. With `pins` the block's buffer may be reused
+   * once they are released (and the block left the LRU); without, it never is.
+   */
+  get(offset: number, size: number, pins?: BlockPins): Buffer | undefined {
     const key = Math.floor(offset / this.blockBytes);
     const b = this.blocks.get(key);
     if (!b || offset < b.start || offset + size > b.start + b.buf.length) return undefined;
@@ -47,29 +129,68 @@ export class ReadBlocks {
       this.blocks.set(key, b);
       this.newestKey = key;
     }
+    if (pins) pins.add(b);
+    else b.shared = true;
     return b.buf.subarray(offset - b.start, offset - b.start + size);
   }
 
-  /** Keeps the bytes read at `start` (within one block) as that block, replacing a shorter read of it. */
-  put(start: number, buf: Buffer): void {
+  /**
+   * Keeps the bytes read at `start` (within one block) as that block, replacing a shorter read of it. `mem`: the
+   * allocation `buf` lies in, from allocate() (its buffer is then reused once no view of the block is in use).
+   */
+  put(start: number, buf: Buffer, mem: Buffer = buf): void {
     const key = Math.floor(start / this.blockBytes);
-    this.blocks.delete(key);
-    this.blocks.set(key, { start, buf });
+    const replaced = this.blocks.get(key);
+    if (replaced) {
+      this.blocks.delete(key);
+      this.retire(replaced);
+    }
+    this.blocks.set(key, { start, buf, mem, pins: 0, shared: false, retired: false });
     this.newestKey = key;
-    if (this.blocks.size > this.maxBlocks) this.blocks.delete(this.blocks.keys().next().value!);
+    if (this.blocks.size > this.maxBlocks) {
+      const oldest = this.blocks.keys().next().value!;
+      const b = this.blocks.get(oldest)!;
+      this.blocks.delete(oldest);
+      this.retire(b);
+    }
+  }
+
+  /** BlockPins.release, block by block. */
+  unpin(b: Block): void {
+    b.pins--;
+    if (b.pins === 0 && b.retired) this.recycle(b);
+  }
+
+  private retire(b: Block): void {
+    b.retired = true;
+    if (b.pins === 0) this.recycle(b);
+  }
+
+  private recycle(b: Block): void {
+    if (b.shared || b.mem.length !== this.blockBytes || this.free.length >= FREE_BLOCKS_MAX) return;
+    b.shared = true; // handed over: this block never gives its buffer back twice
+    this.free.push(b.mem);
   }
 
   /** Forgets every block holding bytes at or beyond `offset` (the log was cut back there). */
   dropFrom(offset: number): void {
     this.generation++;
     this.newestKey = -1;
-    for (const [key, b] of this.blocks) if (b.start + b.buf.length > offset) this.blocks.delete(key);
+    for (const [key, b] of this.blocks) {
+      if (b.start + b.buf.length > offset) {
+        this.blocks.delete(key);
+        this.retire(b);
+      }
+    }
   }
 
+  /** Forgets everything (the log closes or starts over); no buffer is reused after this. */
   clear(): void {
     this.generation++;
     this.newestKey = -1;
+    for (const b of this.blocks.values()) b.shared = true;
     this.blocks.clear();
+    this.free.length = 0;
   }
 
   get size(): number {
