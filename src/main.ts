@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ConfigError } from './common/config.js';
 import { createLogger } from './common/logger.js';
+import { applyServerGcFlags } from './cli/gc-flags.js';
 import { runCommand, type RunMode } from './cli/run.js';
 
 /** `rmq start | namesrv | broker`: the CLI. Any config key may be given as `--key=value`. */
@@ -23,6 +24,7 @@ function addServerCommand(name: RunMode, description: string): void {
     .helpOption('-h, --help', 'show help; config keys are given as --key=value, e.g. --listenPort=20911')
     .action(async (opts: { config?: string; namesrvAddr?: string; pretty?: boolean }, cmd: Command) => {
       const logger = createLogger(undefined, { pretty: opts.pretty ?? process.stderr.isTTY === true });
+      applyServerGcFlags();
       try {
         const running = await runCommand(name, { configFile: opts.config, namesrvAddr: opts.namesrvAddr, extraArgs: cmd.args }, logger);
         let stopping = false;
