@@ -28,7 +28,9 @@
 //          BENCH_OFFICIAL_HEAP / BENCH_OFFICIAL_NS_HEAP (broker / namesrv -Xms/-Xmx; default: the start scripts' JVM
 //          options, 8g / 4g heaps, when they take at most 60% of RAM, else 1g / 256m)  BENCH_OFFICIAL_VERSION (4.9.8)
 //          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)  BENCH_OURS_DIST (the build to run as
-//          ours, default dist: A/B runs of two builds)
+//          ours, default dist: A/B runs of two builds)  BENCH_OURS_NODE_ARGS (node/V8 flags before main.js, e.g.
+//          --trace-gc)  BENCH_OURS_STDOUT (file that keeps our server's stdout lines)  RMQ_V8_FLAGS (passed through to
+//          our server: replaces its GC flags; "" = V8's defaults)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
