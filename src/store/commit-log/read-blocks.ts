@@ -14,6 +14,8 @@
 // block memory must come from get() (never from a block's buffer directly), and a pinned one must not be used
 // after its pins are released.
 
+import { BufferRecycler, type Reusable, type ViewPins } from './reusable-buffers.js';
+
 /** Block size: the commit-log offsets [k * BLOCK_BYTES, (k + 1) * BLOCK_BYTES), clipped to the segment and written end. */
 export const READ_BLOCK_BYTES = 1024 * 1024;
 /** Blocks kept (least recently used dropped first). */
@@ -25,53 +27,17 @@ export const READ_BLOCK_MIN_DENSITY = 32;
 /** Buffers of blocks out of the LRU kept for the next block reads; more are left to the garbage collector. */
 const FREE_BLOCKS_MAX = 4;
 
-interface Block {
+interface Block extends Reusable {
   /** Commit-log offset of buf[0] (a block clipped at a segment start begins past k * BLOCK_BYTES). */
   start: number;
   /** The bytes read (a view of `mem` when the block is clipped). */
   buf: Buffer;
   /** The allocation `buf` lies in: what goes back to the free list. */
   mem: Buffer;
-  /** Pinned views not yet released. */
-  pins: number;
-  /** A view was handed out without pins, or the buffer was handed back already: never reused (again). */
-  shared: boolean;
-  /** Out of the LRU (evicted, replaced or cut off); its buffer is reused when its last pin goes, unless shared. */
-  retired: boolean;
 }
 
-/**
- * The blocks a reader's views point into, released together when the views are no longer used (for a pull: once
- * its response has been written to the socket). Releasing twice is harmless; never releasing only costs reuse.
- */
-export class BlockPins {
-  private blocks: Block[] = [];
-  private released = false;
-
-  constructor(private readonly owner: ReadBlocks) {}
-
-  /** Pins `b` for a view of it (a run of views of one block pins it once). */
-  add(b: Block): void {
-    if (this.released) {
-      b.shared = true;
-      return;
-    }
-    if (this.blocks[this.blocks.length - 1] === b) return;
-    b.pins++;
-    this.blocks.push(b);
-  }
-
-  get count(): number {
-    return this.blocks.length;
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    for (const b of this.blocks) this.owner.unpin(b);
-    this.blocks = [];
-  }
-}
+/** The blocks a reader's views point into (for a pull: released once its response has been written to the socket). */
+export type BlockPins = ViewPins<Block>;
 
 export class ReadBlocks {
   /** Block index (offset / blockBytes) to block, in least-recently-used-first order. */
@@ -81,38 +47,36 @@ export class ReadBlocks {
   /** Key of the block last put or got (the newest in `blocks`, so a get of it need not move it); -1 if none. */
   private newestKey = -1;
   /** Buffers of blockBytes no view can use any more, for the next block reads. */
-  private readonly free: Buffer[] = [];
-  /** Block buffers taken from the free list instead of allocated (for tests and the stats). */
-  reusedBuffers = 0;
+  private readonly recycler: BufferRecycler<Block>;
 
   constructor(
     readonly blockBytes = READ_BLOCK_BYTES,
     private readonly maxBlocks = READ_BLOCKS_MAX,
-  ) {}
+  ) {
+    this.recycler = new BufferRecycler<Block>(blockBytes, FREE_BLOCKS_MAX, (b) => b.mem);
+  }
+
+  /** Block buffers taken from the free list instead of allocated (for tests and the stats). */
+  get reusedBuffers(): number {
+    return this.recycler.reused;
+  }
 
   /**
    * A buffer of at least `size` bytes to read a block into, to be handed to put() (or giveBack() if not kept): a
    * free one when `size` fits blockBytes and one is free, else a fresh one (blockBytes long, so it can be reused).
    */
   allocate(size: number): Buffer {
-    if (size <= this.blockBytes) {
-      const buf = this.free.pop();
-      if (buf) {
-        this.reusedBuffers++;
-        return buf;
-      }
-    }
-    return Buffer.allocUnsafe(Math.max(this.blockBytes, size));
+    return this.recycler.take(size);
   }
 
   /** A buffer from allocate() that was not put (the read failed short or was overtaken by a cut): no view of it exists. */
   giveBack(mem: Buffer): void {
-    if (mem.length === this.blockBytes && this.free.length < FREE_BLOCKS_MAX) this.free.push(mem);
+    this.recycler.giveBack(mem);
   }
 
   /** BlockPins for get(). */
   newPins(): BlockPins {
-    return new BlockPins(this);
+    return this.recycler.newPins();
   }
 
   /**
@@ -143,7 +107,7 @@ export class ReadBlocks {
     const replaced = this.blocks.get(key);
     if (replaced) {
       this.blocks.delete(key);
-      this.retire(replaced);
+      this.recycler.retire(replaced);
     }
     this.blocks.set(key, { start, buf, mem, pins: 0, shared: false, retired: false });
     this.newestKey = key;
@@ -151,25 +115,8 @@ export class ReadBlocks {
       const oldest = this.blocks.keys().next().value!;
       const b = this.blocks.get(oldest)!;
       this.blocks.delete(oldest);
-      this.retire(b);
+      this.recycler.retire(b);
     }
-  }
-
-  /** BlockPins.release, block by block. */
-  unpin(b: Block): void {
-    b.pins--;
-    if (b.pins === 0 && b.retired) this.recycle(b);
-  }
-
-  private retire(b: Block): void {
-    b.retired = true;
-    if (b.pins === 0) this.recycle(b);
-  }
-
-  private recycle(b: Block): void {
-    if (b.shared || b.mem.length !== this.blockBytes || this.free.length >= FREE_BLOCKS_MAX) return;
-    b.shared = true; // handed over: this block never gives its buffer back twice
-    this.free.push(b.mem);
   }
 
   /** Forgets every block holding bytes at or beyond `offset` (the log was cut back there). */
@@ -179,7 +126,7 @@ export class ReadBlocks {
     for (const [key, b] of this.blocks) {
       if (b.start + b.buf.length > offset) {
         this.blocks.delete(key);
-        this.retire(b);
+        this.recycler.retire(b);
       }
     }
   }
@@ -190,7 +137,7 @@ export class ReadBlocks {
     this.newestKey = -1;
     for (const b of this.blocks.values()) b.shared = true;
     this.blocks.clear();
-    this.free.length = 0;
+    this.recycler.clear();
   }
 
   get size(): number {

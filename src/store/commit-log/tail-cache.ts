@@ -7,17 +7,14 @@
 // without one marks its chunk as never to be reused. So a view of chunk memory must come from read() or
 // readPinned() (never from a chunk's buffer directly), and a pinned one must not be used after its pins are released.
 
+import { BufferRecycler, type Reusable, type ViewPins } from './reusable-buffers.js';
+
 /** One chunk of the tail; `pins` counts pinned views not yet released. */
-export interface TailChunk {
+export interface TailChunk extends Reusable {
   /** Commit-log offset of buf[0]. */
   base: number;
   buf: Buffer;
   used: number;
-  pins: number;
-  /** A view was handed out without a pin: the buffer is never reused. */
-  shared: boolean;
-  /** Out of the cache (evicted or cut off); reused when its last pin goes, unless shared. */
-  retired: boolean;
 }
 
 export const TAIL_CHUNK_BYTES = 1024 * 1024;
@@ -28,46 +25,27 @@ const FREE_CHUNKS_MAX = 4;
  * The chunks a reader's views point into, released together when the views are no longer used (for a pull: once
  * its response has been written to the socket). Releasing twice is harmless; never releasing only costs reuse.
  */
-export class TailPins {
-  private chunks: TailChunk[] = [];
-  private released = false;
-
-  constructor(private readonly cache: TailCache) {}
-
-  add(chunk: TailChunk): void {
-    if (this.released) {
-      chunk.shared = true;
-      return;
-    }
-    chunk.pins++;
-    this.chunks.push(chunk);
-  }
-
-  get count(): number {
-    return this.chunks.length;
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    for (const c of this.chunks) this.cache.unpin(c);
-    this.chunks = [];
-  }
-}
+/** Pins for readPinned: released once the reader no longer uses its views. */
+export type TailPins = ViewPins<TailChunk>;
 
 export class TailCache {
   private chunks: TailChunk[] = [];
   /** Index of the oldest live chunk (entries before it are evicted; compacted lazily). */
   private head = 0;
   private retainedBytes = 0;
-  private readonly free: Buffer[] = [];
-  /** Chunk buffers taken from the free list instead of allocated (for tests and the stop log line). */
-  reusedChunks = 0;
+  private readonly recycler: BufferRecycler<TailChunk>;
 
   constructor(
     private readonly capacityBytes: number,
-    private readonly chunkBytes = TAIL_CHUNK_BYTES,
-  ) {}
+    chunkBytes = TAIL_CHUNK_BYTES,
+  ) {
+    this.recycler = new BufferRecycler<TailChunk>(chunkBytes, FREE_CHUNKS_MAX, (c) => c.buf);
+  }
+
+  /** Chunk buffers taken from the free list instead of allocated (for tests and the stop log line). */
+  get reusedChunks(): number {
+    return this.recycler.reused;
+  }
 
   /**
    * Space for `size` bytes that will live at commit-log `offset` (>= the end of everything reserved so far).
@@ -81,12 +59,7 @@ export class TailCache {
       this.retainedBytes += size;
       return { buf: last.buf, pos };
     }
-    let buf: Buffer | undefined;
-    if (size <= this.chunkBytes) {
-      buf = this.free.pop();
-      if (buf) this.reusedChunks++;
-    }
-    buf ??= Buffer.allocUnsafe(Math.max(this.chunkBytes, size));
+    const buf = this.recycler.take(size);
     const chunk: TailChunk = { base: offset, buf, used: size, pins: 0, shared: false, retired: false };
     this.chunks.push(chunk);
     this.retainedBytes += size;
@@ -111,7 +84,7 @@ export class TailCache {
 
   /** A pin set for readPinned. */
   newPins(): TailPins {
-    return new TailPins(this);
+    return this.recycler.newPins();
   }
 
   /**
@@ -132,23 +105,6 @@ export class TailCache {
     return offset - c.base + size <= c.used ? c : undefined;
   }
 
-  /** TailPins.release, chunk by chunk. */
-  unpin(c: TailChunk): void {
-    c.pins--;
-    if (c.pins === 0 && c.retired) this.recycle(c);
-  }
-
-  private retire(c: TailChunk): void {
-    c.retired = true;
-    if (c.pins === 0) this.recycle(c);
-  }
-
-  private recycle(c: TailChunk): void {
-    if (c.shared || c.buf.length !== this.chunkBytes || this.free.length >= FREE_CHUNKS_MAX) return;
-    c.shared = true; // handed over: this chunk object never gives it back twice
-    this.free.push(c.buf);
-  }
-
   /** Lowest offset still retained (Infinity when empty). */
   get startOffset(): number {
     return this.chunks.length > this.head ? this.chunks[this.head]!.base : Infinity;
@@ -166,7 +122,7 @@ export class TailCache {
       this.retainedBytes -= c.used;
       this.chunks[this.head] = undefined as unknown as TailChunk;
       this.head++;
-      this.retire(c);
+      this.recycler.retire(c);
     }
     if (this.head > 64 && this.head * 2 > this.chunks.length) {
       this.chunks = this.chunks.slice(this.head);
@@ -200,6 +156,6 @@ export class TailCache {
     this.chunks = [];
     this.head = 0;
     this.retainedBytes = 0;
-    this.free.length = 0;
+    this.recycler.clear();
   }
 }
