@@ -9,8 +9,12 @@ import { createOffsetMessageId, parseHostAddress } from '../message-id.js';
 import { buildMessage, checkMessage, checkSizes } from '../send/message-checks.js';
 import { readSendHeader } from './send-message.js';
 
-/** How long the requester's client gets to accept a pushed reply (Java Broker2Client.callClient). */
-const PUSH_REPLY_TIMEOUT_MS = 3000;
+/**
+ * How long the requester's client gets to accept a pushed reply: Java Broker2Client.callClient waits 10 s. A shorter
+ * wait answers the responder SYSTEM_ERROR while the first push may still arrive; its send retry then pushes the same
+ * reply twice, and a requester that handles both at once runs its callback twice.
+ */
+const PUSH_REPLY_TIMEOUT_MS = 10_000;
 const PROPERTY_REPLY_TO_CLIENT = 'REPLY_TO_CLIENT';
 const PROPERTY_PUSH_REPLY_TIME = 'PUSH_REPLY_TIME';
 

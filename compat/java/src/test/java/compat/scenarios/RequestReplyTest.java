@@ -68,8 +68,13 @@ public class RequestReplyTest extends ScenarioBase {
             requester.request(msg(topic, "req", "ra" + i, body), new RequestCallback() {
                 @Override
                 public void onSuccess(Message message) {
-                    replies.put(body, new String(message.getBody(), StandardCharsets.UTF_8));
-                    done.countDown();
+                    // delivery is at least once: a reply pushed twice (a responder's send retry) may run this twice
+                    // on two client threads; count each request once so a missing reply cannot hide behind a duplicate
+                    if (replies.putIfAbsent(body, new String(message.getBody(), StandardCharsets.UTF_8)) == null) {
+                        done.countDown();
+                    } else {
+                        System.err.println("[compat] duplicate reply for " + body);
+                    }
                 }
 
                 @Override
