@@ -41,6 +41,8 @@ export class PlainAclManager {
   private file: PlainAclFile = { globalWhiteRemoteAddresses: [], accounts: [], dataVersion: { counter: 0, timestamp: Date.now() } };
   private compiled: AclState = { globalWhite: [], accounts: new Map() };
   private digest = '';
+  /** Admin-code writes not yet on disk: the file there is older than this.file, so the watcher must not reload it. */
+  private writesInFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<(e: AclReloadEvent) => void> = [];
   private readonly table: TableFile;
@@ -81,6 +83,8 @@ export class PlainAclManager {
 
   /** Reads the file now and reloads it if it changed (what the watcher does each interval). */
   check(): void {
+    // Reading now would find the version before an admin change and revert it (and lose the next change's base).
+    if (this.writesInFlight > 0) return;
     let text: string;
     try {
       text = fs.readFileSync(this.path, 'utf8');
@@ -155,7 +159,12 @@ export class PlainAclManager {
     this.compiled = compiled;
     this.digest = sha(encodePlainAclYaml(next));
     this.table.changed();
-    await this.table.save();
+    this.writesInFlight++;
+    try {
+      await this.table.save();
+    } finally {
+      this.writesInFlight--;
+    }
   }
 
   async close(): Promise<void> {
