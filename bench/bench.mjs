@@ -30,7 +30,8 @@
 //          BENCH_OURS_ARGS (extra --key=value flags for `dist/main.js start`)  BENCH_OURS_DIST (the build to run as
 //          ours, default dist: A/B runs of two builds)  BENCH_OURS_NODE_ARGS (node/V8 flags before main.js, e.g.
 //          --trace-gc)  BENCH_OURS_STDOUT (file that keeps our server's stdout lines)  RMQ_V8_FLAGS (passed through to
-//          our server: replaces its GC flags; "" = V8's defaults)
+//          our server: replaces its GC flags; "" = V8's defaults)  BENCH_DRIVER_JVM (extra JVM options of the Java load
+//          driver, e.g. -XX:StartFlightRecording=filename=/tmp/driver.jfr,settings=profile)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,6 +40,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { diskLimit, tcpLimits } from './limits.mjs';
 import { formatTop, topFunctions } from './cpuprofile-top.mjs';
+import { createMemoryCgroup } from './mem-cgroup.mjs';
 import { dropCaches, dropCachesRefusal, residentBytes } from './page-cache.mjs';
 import { CLK_TCK, alive, fdsOf, memOf, pickPorts, snapshot, spawnUntil } from './proc.mjs';
 import { fmt, report } from './report.mjs';
@@ -94,6 +96,8 @@ const CFG = {
   ...officialJvm(),
   officialVersion: env.BENCH_OFFICIAL_VERSION || '4.9.8',
   oursArgs: (env.BENCH_OURS_ARGS ?? '').split(/\s+/).filter(Boolean),
+  // extra JVM options of the load driver, e.g. -XX:StartFlightRecording=filename=/tmp/driver.jfr,settings=profile
+  driverJvm: (env.BENCH_DRIVER_JVM ?? '').split(/\s+/).filter(Boolean),
   limitMs: QUICK ? 700 : 2000,
   diskMiB: QUICK ? 128 : 256,
   profile: flag('profile'),
@@ -154,7 +158,7 @@ function javaArgs(work, extra, jvm = []) {
   const home = path.join(work, 'driver-home');
   fs.mkdirSync(home, { recursive: true });
   return [
-    '-Xms256m', '-Xmx1g', '-XX:+UseG1GC', ...jvm, '-Djava.net.preferIPv4Stack=true', '-Dfile.encoding=UTF-8',
+    '-Xms256m', '-Xmx1g', '-XX:+UseG1GC', ...jvm, ...CFG.driverJvm, '-Djava.net.preferIPv4Stack=true', '-Dfile.encoding=UTF-8',
     `-Duser.home=${home}`, `-Drocketmq.client.logRoot=${path.join(work, 'driver-logs')}`, '-Drocketmq.client.logLevel=WARN',
     `-Drocketmq.client.localOffsetStoreDir=${path.join(home, '.rocketmq_offsets')}`,
     '-cp', CLASSPATH, 'bench.Driver', ...extra,
@@ -165,18 +169,22 @@ function javaArgs(work, extra, jvm = []) {
  * The cold scenario's step before each run: the page cache is dropped and what stays of the store measured.
  * Returns { residentBeforeBytes, residentAfterBytes } or { refused: reason }.
  */
-function makeCold(server) {
+function makeCold(server, cgroup) {
   const residentBeforeBytes = residentBytes(server.commitLogDir);
   const refused = dropCaches();
   if (refused) return { refused };
-  return { residentBeforeBytes, residentAfterBytes: residentBytes(server.commitLogDir) };
+  // drop_caches leaves mapped pages; reclaim inside the server's memory cgroup drops those too
+  const reclaimError = cgroup?.reclaim();
+  if (reclaimError) log(`  [${server.name}] cgroup reclaim failed, only drop_caches applied: ${reclaimError}`);
+  const method = cgroup && !reclaimError ? `drop_caches + memory cgroup ${cgroup.kind} reclaim` : 'drop_caches';
+  return { residentBeforeBytes, residentAfterBytes: residentBytes(server.commitLogDir), method };
 }
 
 /**
  * Runs one scenario's driver; samples server CPU around every run (`inst.cpuPids()`), memory and open descriptors
  * at each run's end. → { runs: [...], phases: [...], error?, skipped? }
  */
-function runScenario(sc, inst, work, logFd) {
+function runScenario(sc, inst, work, logFd, cgroup) {
   const { server } = inst;
   const extra = ['--mode', sc.mode, '--namesrv', `127.0.0.1:${server.ports.ns}`, '--topic', `Bench_${sc.id.replace(/-/g, '_')}`,
     '--warmup', String(CFG.warmup), '--seconds', String(CFG.seconds), '--runs', String(CFG.runs)];
@@ -194,14 +202,14 @@ function runScenario(sc, inst, work, logFd) {
     let ev;
     try { ev = JSON.parse(line); } catch { return; }
     if (ev.event === 'need-cold') {
-      cold = makeCold(server);
+      cold = makeCold(server, cgroup);
       if (cold.refused) {
         out.skipped = cold.refused;
         log(`${tag} skipped: ${cold.refused}`);
         p.stdin.end('skip\n');
         return;
       }
-      log(`${tag} page cache dropped: commit log resident ${fmt(cold.residentBeforeBytes / 1048576)} MiB before, ${fmt(cold.residentAfterBytes / 1048576)} MiB after`);
+      log(`${tag} page cache dropped (${cold.method}): commit log resident ${fmt(cold.residentBeforeBytes / 1048576)} MiB before, ${fmt(cold.residentAfterBytes / 1048576)} MiB after`);
       p.stdin.write('go\n');
     } else if (ev.event === 'run-start') {
       before = snapshot(cpuPids(), p.pid);
@@ -336,9 +344,10 @@ async function freshScenario(name, sc, work, logFd, profileDir) {
   const inst = await startInstance(name, work, store, logFd, profileDir);
   if (inst.error) return { error: `start failed: ${inst.error}`, runs: [] };
   const sampler = peakSampler(inst);
+  const cgroup = sc.cold ? coldCgroup(name, inst) : undefined;
   let res;
   try {
-    res = await runScenario(sc, inst, work, logFd);
+    res = await runScenario(sc, inst, work, logFd, cgroup);
   } finally {
     sampler.stop();
   }
@@ -350,7 +359,28 @@ async function freshScenario(name, sc, work, logFd, profileDir) {
   } else {
     await inst.server.stop();
   }
+  cgroup?.remove();
   return res;
+}
+
+/**
+ * The cold scenario's server processes in a memory cgroup of their own (bench/mem-cgroup.mjs), so that mapped
+ * commit-log pages can be dropped too. Undefined (drop_caches only) when that is not possible here.
+ */
+function coldCgroup(name, inst) {
+  const cg = createMemoryCgroup(`rmqbench-${process.pid}-${name}`);
+  if (cg.refused) {
+    log(`  [${name}] no memory cgroup (${cg.refused}): drop_caches only, mapped pages stay resident`);
+    return undefined;
+  }
+  try {
+    for (const pid of inst.pids) cg.add(pid);
+  } catch (e) {
+    log(`  [${name}] could not move the server into ${cg.dir} (${e.message}): drop_caches only`);
+    cg.remove();
+    return undefined;
+  }
+  return cg;
 }
 
 // ------------------------------------------------------------------ one server, all scenarios
