@@ -415,19 +415,29 @@ public final class Driver {
 
     int runs = num("runs", 3);
     boolean cold = OPTS.containsKey("cold");
-    boolean warm = !cold && num("warmup", 1) > 0;
+    // (the cold scenario too: its page cache is dropped before each measured run, after the warm-up)
+    int warmupSeconds = num("warmup", 1);
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    for (int r = warm ? 0 : 1; r <= runs; r++) {
-      String label = r == 0 ? "warmup" : "run " + r;
+    if (warmupSeconds > 0) {
+      // warm-up drains (new groups) until --warmup seconds passed: one drain of the backlog takes a second or two,
+      // less than the JIT needs for the consumer's code, which then competed with the measured runs
+      emit("{\"event\":\"warmup-start\"}");
+      long until = System.nanoTime() + warmupSeconds * 1_000_000_000L;
+      int k = 0;
+      do {
+        drain(topic, backlog, expected, size, "warmup", 1000 + k++);
+      } while (System.nanoTime() < until);
+    }
+    for (int r = 1; r <= runs; r++) {
+      String label = "run " + r;
       if (cold) {
         emit("{\"event\":\"need-cold\",\"run\":" + r + "}");
         String answer = in.readLine();
         if (answer == null || !answer.trim().equals("go")) return;
       }
-      if (r == 0) emit("{\"event\":\"warmup-start\"}");
-      else emit("{\"event\":\"run-start\",\"run\":" + r + "}");
+      emit("{\"event\":\"run-start\",\"run\":" + r + "}");
       String res = drain(topic, backlog, expected, size, label, r);
-      if (r > 0) emit("{\"event\":\"run-end\",\"run\":" + r + ",\"result\":" + res + "}");
+      emit("{\"event\":\"run-end\",\"run\":" + r + ",\"result\":" + res + "}");
     }
   }
 
