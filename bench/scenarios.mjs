@@ -77,7 +77,7 @@ const CONNS_METRICS = [
 
 /** Every scenario, for this run's settings (CFG from bench.mjs). */
 export function allScenarios(CFG) {
-  const filterArgs = { size: KiB, threads: 8, prefill: CFG.filterMsgs, prefillBatch: 16, prefillSeconds: CFG.prefillSeconds * 2, tags: 8, warmup: CFG.quick ? 0 : 1 };
+  const filterArgs = { size: KiB, threads: 8, prefill: CFG.filterMsgs, prefillBatch: 16, prefillSeconds: CFG.prefillSeconds * 2, tags: 8, warmup: CFG.quick ? 0 : CFG.warmup };
   const coldMsgs = Math.round(CFG.coldBytes / (4 * KiB));
   return [
     { id: 'sync1', label: 'sync send 1 KiB, 1 thread', mode: 'send', size: KiB, args: { send: 'sync', threads: 1, size: KiB }, limit: { kind: 'echo', conc: 1, size: KiB } },
@@ -86,7 +86,7 @@ export function allScenarios(CFG) {
     { id: 'async', label: `async send 1 KiB, ${CFG.asyncInflight} in flight`, mode: 'send', size: KiB, args: { send: 'async', threads: 1, size: KiB, inflight: CFG.asyncInflight }, limit: { kind: 'echo', conc: CFG.asyncInflight, size: KiB } },
     { id: 'batch16', label: 'batch send 16 x 1 KiB, 16 threads', mode: 'send', size: KiB, args: { send: 'batch', threads: 16, size: KiB, batch: 16 }, limit: { kind: 'echo', conc: 16, size: 16 * KiB, per: 16 } },
     { id: 'size64k', label: 'sync send 64 KiB, 16 threads', mode: 'send', size: 64 * KiB, args: { send: 'sync', threads: 16, size: 64 * KiB }, limit: { kind: 'echo', conc: 16, size: 64 * KiB } },
-    { id: 'consume', label: 'push consume 1 KiB, 16 queues (drain backlog)', mode: 'consume', size: KiB, metrics: CONSUME_METRICS, args: { size: KiB, threads: 16, prefill: CFG.consumeMsgs, prefillSeconds: CFG.prefillSeconds, warmup: CFG.quick ? 0 : 1 }, limit: { kind: 'sink', size: KiB } },
+    { id: 'consume', label: 'push consume 1 KiB, 16 queues (drain backlog)', mode: 'consume', size: KiB, metrics: CONSUME_METRICS, args: { size: KiB, threads: 16, prefill: CFG.consumeMsgs, prefillSeconds: CFG.prefillSeconds, warmup: CFG.quick ? 0 : CFG.warmup }, limit: { kind: 'sink', size: KiB } },
     { id: 'e2e', label: `send->deliver 1 KiB at ${CFG.e2eRate} msg/s`, mode: 'e2e', size: KiB, args: { size: KiB, threads: 4, rate: CFG.e2eRate }, limit: null },
     {
       id: 'filter-tag', label: `tag filter 1 in 8 (push consume, ${fmtCount(CFG.filterMsgs)} x 1 KiB backlog)`, mode: 'consume', size: KiB,
