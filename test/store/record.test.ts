@@ -4,7 +4,7 @@ import {
   BLANK_MAGIC_CODE, bodyCrc32, decodeRecord, encodeRecord, encodeRecordSize, MESSAGE_MAGIC_CODE_V1,
   MESSAGE_MAGIC_CODE_V2, RECORD_OVERHEAD_V1_IPV4, RecordPos, storeTimestampPos, SysFlag,
 } from '../../src/store/index.js';
-import { crc32Table } from '../../src/store/crc32.js';
+import { bodyCrc32Parts, crc32, crc32Implementation, crc32Table } from '../../src/store/crc32.js';
 import { makeMessage } from './helpers.js';
 
 describe('record codec', () => {
@@ -145,5 +145,26 @@ describe('record codec', () => {
     const big = Buffer.alloc(10000);
     for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;
     expect(crc32Table(big)).toBe(zlib.crc32(big));
+  });
+
+  it('gives the table CRC for every length and split, whichever implementation takes each piece', () => {
+    expect(crc32Implementation).toBe('@node-rs/crc32'); // installed with the dependencies on linux-x64
+    const big = Buffer.alloc(200_000);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 131 + 7) & 0xff;
+    let seed = 20261203;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed % n;
+    };
+    for (const len of [0, 1, 16, 383, 384, 385, 1024, 65_536, 150_000]) {
+      const start = next(big.length - len + 1);
+      const piece = big.subarray(start, start + len);
+      const want = crc32Table(piece);
+      expect(crc32(piece)).toBe(want);
+      expect(bodyCrc32(piece)).toBe(want & 0x7fffffff);
+      const cuts = [0, next(len + 1), next(len + 1), len].sort((a, b) => a - b);
+      const parts = [piece.subarray(cuts[0], cuts[1]), piece.subarray(cuts[1], cuts[2]), piece.subarray(cuts[2], cuts[3])];
+      expect(bodyCrc32Parts(parts)).toBe(want & 0x7fffffff);
+    }
   });
 });
