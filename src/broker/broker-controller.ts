@@ -208,6 +208,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     transactionalMessageService,
     brokerAddr,
     registerBrokerAll: () => registration.registerAll(),
+    registerTopic: (tc) => registration.registerTopic(tc),
     stats,
     startTimeMs: Date.now(),
     ha: {

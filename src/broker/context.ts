@@ -9,6 +9,7 @@ import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js'
 import type { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import type { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import type { TimerMessageService } from './timer/timer-message-service.js';
+import type { TopicConfig } from './topic/topic-config.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 import type { TopicPutStats } from './topic-put-stats.js';
@@ -33,6 +34,8 @@ export interface BrokerContext {
   brokerAddr(): string;
   /** Registers with every nameserver now (after topic changes); resolves when all have answered or failed. */
   registerBrokerAll(): Promise<void>;
+  /** Registers one created or changed topic only (Java registerIncrementBrokerData); absent: registerBrokerAll. */
+  registerTopic?(tc: TopicConfig): Promise<void>;
   /** Counters for GET_BROKER_RUNTIME_INFO. */
   stats: BrokerStats;
   /** Replication's state for GET_BROKER_HA_STATUS (907); absent in contexts built without HA (unit tests). */

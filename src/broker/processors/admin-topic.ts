@@ -123,10 +123,11 @@ async function updateAndCreateTopic(ctx: BrokerContext, req: RemotingCommand): P
   };
   if (existing && sameTopicConfig(existing, tc)) return createResponse(ResponseCode.SUCCESS); // idempotent (Java 5.x)
   ctx.logger.info({ topic, readQueueNums, writeQueueNums, perm }, existing ? 'topic updated' : 'topic created');
-  ctx.topicConfigManager.upsert(tc);
+  ctx.topicConfigManager.upsert(tc, { callerRegisters: ctx.registerTopic !== undefined });
   await ctx.topicConfigManager.saved(); // on disk before the answer, as Java's synchronous persist
   try {
-    await ctx.registerBrokerAll();
+    // Java registerIncrementBrokerData: that topic only
+    await (ctx.registerTopic ? ctx.registerTopic(tc) : ctx.registerBrokerAll());
   } catch (err) {
     // The topic is saved; the periodic registration will carry it (Java logs and answers SUCCESS too).
     ctx.logger.warn({ err, topic }, 'registering with nameservers after topic change failed');

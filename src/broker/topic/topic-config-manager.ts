@@ -92,9 +92,13 @@ export class TopicConfigManager {
   }
 
   /** Creates or replaces a topic (UPDATE_AND_CREATE_TOPIC), persists and notifies. */
-  upsert(tc: TopicConfig): void {
+  /**
+   * Adds or replaces a topic. `callerRegisters`: the caller registers the change itself (UPDATE_AND_CREATE_TOPIC
+   * sends just that topic, Java registerIncrementBrokerData), so no full registration is asked for here.
+   */
+  upsert(tc: TopicConfig, opts: { callerRegisters?: boolean } = {}): void {
     this.table.set(tc.topicName, tc);
-    this.changed();
+    this.changed(opts.callerRegisters !== true);
   }
 
   delete(topic: string): boolean {
@@ -139,10 +143,10 @@ export class TopicConfigManager {
     return tc;
   }
 
-  private changed(): void {
+  private changed(register = true): void {
     bumpDataVersion(this.dataVersion);
     this.file.request();
-    this.onChange();
+    if (register) this.onChange();
   }
 
   /** The JSON Java writes for topics.json and GET_ALL_TOPIC_CONFIG / register bodies. */
