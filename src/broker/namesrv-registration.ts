@@ -136,7 +136,8 @@ export class NamesrvRegistration {
     if (this.stopped) return Promise.resolve();
     const wrapper: TopicsWrapper = {
       topicConfigTable: topicsAsRegistered([tc], this.config.brokerPermission),
-      dataVersion: this.topics.dataVersion,
+      // as of this change: a later one (bumped before this body is sent) must still look new to the nameservers
+      dataVersion: { ...this.topics.dataVersion },
     };
     const before = this.followUp ?? this.inFlight;
     const run = (before ? before.catch(() => undefined) : Promise.resolve()).then(() =>

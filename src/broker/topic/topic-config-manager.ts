@@ -91,7 +91,6 @@ export class TopicConfigManager {
     return this.table.get(topic);
   }
 
-  /** Creates or replaces a topic (UPDATE_AND_CREATE_TOPIC), persists and notifies. */
   /**
    * Adds or replaces a topic. `callerRegisters`: the caller registers the change itself (UPDATE_AND_CREATE_TOPIC
    * sends just that topic, Java registerIncrementBrokerData), so no full registration is asked for here.
