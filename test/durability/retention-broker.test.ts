@@ -65,10 +65,13 @@ afterAll(async () => {
 
 describe('retention through the broker', () => {
   it('deletes expired files and answers a pull below the min with PULL_OFFSET_MOVED and a usable next offset', async () => {
-    const filesBefore = fs.readdirSync(path.join(server.storeDir, 'commitlog')).length;
+    const files = () => fs.readdirSync(path.join(server.storeDir, 'commitlog')).length;
+    // The next file is preallocated asynchronously: count once it is on disk, or it would appear after the count.
+    await waitFor(() => files() === store.commitLog.files.length, 10_000, 'the preallocated commit-log file on disk');
+    const filesBefore = files();
     const run = await store.cleaner.runOnce();
     expect(run.commitLogFilesDeleted).toBe(10);
-    expect(fs.readdirSync(path.join(server.storeDir, 'commitlog')).length).toBe(filesBefore - 10);
+    expect(files()).toBe(filesBefore - 10);
     const min = store.getMinOffsetInQueue(TOPIC, 0);
     expect(min).toBeGreaterThan(0);
 

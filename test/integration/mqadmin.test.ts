@@ -517,6 +517,8 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
         expect(res.code, res.remark).toBe(ResponseCode.SUCCESS);
       }
       const files = () => fs.readdirSync(path.join(other.storeDir, 'commitlog')).length;
+      // The next file is preallocated asynchronously: count once it is on disk, or it would appear after the count.
+      await waitFor(() => files() === store.commitLog.files.length, 10_000, 'the preallocated commit-log file on disk');
       const filesBefore = files();
       expect(filesBefore).toBeGreaterThanOrEqual(4);
       expect((await store.cleaner.runOnce()).commitLogFilesDeleted).toBe(0);
