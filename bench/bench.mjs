@@ -11,6 +11,8 @@
 //          --scenarios=sync1,sync16,sync64,async,batch16,size64k,consume,e2e,filter-tag,filter-sql,namesrv,conns1k,
 //                      cold,topics2k (default: all; see bench/README.md)
 //          --skip=<the same ids> (leave those out, e.g. --skip=cold,conns1k)
+//          --rounds=N (both servers N times, taking turns: official first in odd rounds, ours first in even ones; the
+//          table gives each ratio as the median of the N rounds' ratios, and the rounds' ratios next to it)
 //          --profile (ours runs with --cpu-prof; its numbers then include profiler overhead)  --no-limits  --keep
 //          --no-store (skip the store part: bench/store-recovery.mjs, SYNC_FLUSH vs ASYNC_FLUSH and recovery after
 //          kill -9 of a 2 GiB store; 256 MiB with --quick; runs last, for ours only)
@@ -43,7 +45,7 @@ import { formatTop, topFunctions } from './cpuprofile-top.mjs';
 import { createMemoryCgroup } from './mem-cgroup.mjs';
 import { dropCaches, dropCachesRefusal, residentBytes } from './page-cache.mjs';
 import { CLK_TCK, alive, fdsOf, memOf, pickPorts, snapshot, spawnUntil } from './proc.mjs';
-import { fmt, report } from './report.mjs';
+import { fmt, report, roundsReport } from './report.mjs';
 import { allScenarios } from './scenarios.mjs';
 import { OURS_FIXED_ARGS, startServer } from './servers.mjs';
 
@@ -61,7 +63,7 @@ if (flag('help') || flag('h')) {
   process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
-const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-dledger', 'no-grpc', 'keep', 'help', 'only', 'scenarios', 'skip'];
+const known = ['quick', 'profile', 'no-limits', 'no-store', 'no-ha', 'no-dledger', 'no-grpc', 'keep', 'help', 'only', 'scenarios', 'skip', 'rounds'];
 for (const a of argv) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!a.startsWith('--') || !known.includes(name)) { process.stderr.write(`bench: unknown argument ${a} (see --help)\n`); process.exit(2); }
@@ -130,6 +132,9 @@ function officialJvm() {
 
 const SERVERS = (opt('only') ?? 'official,ours').split(',');
 for (const s of SERVERS) if (!['official', 'ours'].includes(s)) { process.stderr.write(`bench: --only: unknown server ${s}\n`); process.exit(2); }
+const ROUNDS = Number(opt('rounds') ?? 1);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) { process.stderr.write(`bench: --rounds must be a positive integer\n`); process.exit(2); }
+if (ROUNDS > 1 && SERVERS.length < 2) { process.stderr.write('bench: --rounds compares the two servers: leave out --only\n'); process.exit(2); }
 
 const KiB = 1024;
 const ALL_SCENARIOS = allScenarios(CFG);
@@ -496,13 +501,29 @@ async function main() {
       log(`  disk ${disk.fsType} ${work}: ${fmt(disk.mbps)} MB/s (${CFG.diskMiB} MiB write + fdatasync in ${fmt(disk.seconds, 2)} s)`);
       result.limits = { tcp, disk };
     }
-    for (const name of SERVERS) {
-      result.servers[name] = await benchServer(name, work);
+    if (ROUNDS === 1) {
+      for (const name of SERVERS) result.servers[name] = await benchServer(name, work);
+    } else {
+      // Taking turns: on a VM whose speed drifts (and which runs slower right after the official JVMs hand their
+      // memory back), the server that runs second is not always the one at a disadvantage.
+      result.rounds = [];
+      for (let r = 1; r <= ROUNDS; r++) {
+        const order = r % 2 === 1 ? SERVERS : [...SERVERS].reverse();
+        log(`\n[round ${r}/${ROUNDS}] ${order.join(' then ')}`);
+        const round = { round: r, order, servers: {} };
+        // each round on empty stores of its own, removed after it (the official one holds 1 GiB files)
+        const roundWork = path.join(work, `round${r}`);
+        fs.mkdirSync(roundWork);
+        for (const name of order) round.servers[name] = await benchServer(name, roundWork);
+        round.report = report({ ...result, servers: round.servers }, SCENARIOS, CFG);
+        result.rounds.push(round);
+        if (!flag('keep')) fs.rmSync(roundWork, { recursive: true, force: true });
+      }
     }
   } finally {
     result.elapsedSeconds = (performance.now() - t0) / 1000;
     result.machine.loadavgAtEnd = os.loadavg();
-    const text = report(result, SCENARIOS, CFG);
+    const text = result.rounds ? roundsReport(result, SCENARIOS, CFG) : report(result, SCENARIOS, CFG);
     result.report = text;
     const dir = path.join(HERE, 'results');
     fs.mkdirSync(dir, { recursive: true });

@@ -95,3 +95,63 @@ export function report(result, SCENARIOS, CFG) {
   }
   return out.join('\n');
 }
+
+/**
+ * The table of a `--rounds=N` run: per metric the median over the rounds of each server's figure, the median of
+ * the rounds' ratios (not the ratio of the medians: each round's pair ran minutes apart, under one machine state),
+ * and every round's ratio, marked `o` where the official broker ran first in that round and `u` where ours did.
+ */
+export function roundsReport(result, SCENARIOS, CFG) {
+  const rounds = result.rounds;
+  const rows = [];
+  const line = (label, metric, d, get) => {
+    const o = rounds.map((r) => (r.servers.official ? get(r.servers.official) : undefined));
+    const u = rounds.map((r) => (r.servers.ours ? get(r.servers.ours) : undefined));
+    const ratios = rounds.map((_, i) => (o[i] !== undefined && u[i] !== undefined && o[i] ? u[i] / o[i] : undefined));
+    const m = median(ratios);
+    const each = rounds.map((r, i) => `${ratios[i] === undefined ? '-' : ratios[i].toFixed(2)}${r.order[0] === 'official' ? 'o' : 'u'}`).join(' ');
+    rows.push([label, metric, fmt(median(o), d), fmt(median(u), d), m === undefined ? '-' : `${m.toFixed(2)}x`, each]);
+  };
+  for (const sc of SCENARIOS) {
+    let first = true;
+    for (const [metric, get, d] of sc.metrics ?? sendMetrics(sc.size >= 16 * KiB)) {
+      line(first ? sc.label : '', metric, d, (s) => {
+        const sr = s.scenarios?.[sc.id];
+        return sr?.runs?.length ? get(sr) : undefined;
+      });
+      first = false;
+    }
+  }
+  const mib = (kb) => (kb ? kb / 1024 : undefined);
+  line('start-up (empty store)', 'ready line ms', 0, (s) => s.readyMs);
+  line('', 'first send OK ms', 0, (s) => s.firstSendMs);
+  line('idle server', 'CPU cores used', 3, (s) => s.idleCpus);
+  line('memory (all server processes)', 'idle RSS MiB', 1, (s) => mib(s.idleMem?.rss));
+  line('', 'idle RssAnon MiB', 1, (s) => mib(s.idleMem?.anon));
+  line('', 'peak RSS load MiB', 1, (s) => mib(s.loadMem?.rss));
+  line('', 'peak RssAnon load MiB', 1, (s) => mib(s.loadMem?.anon));
+
+  const out = [];
+  out.push('');
+  out.push(`rocketmq-ts vs official Apache RocketMQ ${CFG.officialVersion} — ${result.date}, ${result.machine.cpus} CPUs, ${fmt(result.machine.memMiB)} MiB RAM, ${result.mode} mode, ${rounds.length} rounds taking turns`);
+  out.push(`each round: ${CFG.runs} run(s) x ${CFG.seconds}s after ${CFG.warmup}s warm-up per scenario and server, medians (the rounds' own tables are in the JSON)`);
+  out.push('figures: median over the rounds; ratio = median of the rounds\' ours/official; rounds: each round\'s ratio, o = official ran first, u = ours ran first');
+  out.push('');
+  out.push(table(rows, ['scenario', 'metric', 'official', 'ours', 'ours/official', 'rounds']));
+  const others = [];
+  for (const r of rounds) for (const s of Object.values(r.servers)) for (const sc of Object.values(s?.scenarios ?? {})) for (const run of sc.runs ?? []) others.push(run.cpu?.otherCpus);
+  const bg = median(others);
+  out.push('');
+  out.push(`background CPU used by other processes during the runs: median ${fmt(bg, 2)} of ${result.machine.cpus} cores` +
+    (bg > 0.2 ? '  -> NOISY: other work competed for the CPUs; compare ratios with care' : ''));
+  for (const r of rounds) {
+    for (const s of Object.values(r.servers)) {
+      if (s?.error) out.push(`round ${r.round} ${s.name}: ${s.error} (log ${s.logFile})`);
+      for (const [id, sc] of Object.entries(s?.scenarios ?? {})) {
+        if (sc.skipped) out.push(`round ${r.round} ${s.name} ${id}: skipped: ${sc.skipped}`);
+        else if (sc.error) out.push(`round ${r.round} ${s.name} ${id}: ${sc.error}`);
+      }
+    }
+  }
+  return out.join('\n');
+}
