@@ -11,6 +11,44 @@ function table(rows, header) {
   return [line(header), w.map((x) => '-'.repeat(x)).join('  '), ...rows.map(line)].join('\n');
 }
 
+const mib = (kb) => (kb ? kb / 1024 : undefined);
+
+/** The rows about each server as a whole: [label, metric, decimals, (server result) => value]. */
+const SERVER_METRICS = [
+  ['start-up (empty store)', 'ready line ms', 0, (s) => s.readyMs],
+  ['', 'first send OK ms', 0, (s) => s.firstSendMs],
+  ['idle server', 'CPU cores used', 3, (s) => s.idleCpus],
+  ['memory (all server processes)', 'idle RSS MiB', 1, (s) => mib(s.idleMem?.rss)],
+  ['', 'idle RssAnon MiB', 1, (s) => mib(s.idleMem?.anon)],
+  ['', 'peak RSS load MiB', 1, (s) => mib(s.loadMem?.rss)],
+  ['', 'peak RssAnon load MiB', 1, (s) => mib(s.loadMem?.anon)],
+];
+
+/**
+ * The lines under a table: the other processes' CPU over every run, then each server's start error and each
+ * scenario it skipped or failed. `groups`: the server results of one run, or of each round (`label` prefixed).
+ */
+function footer(groups, cpus) {
+  const out = [];
+  const others = [];
+  for (const g of groups) for (const s of g.servers) for (const sc of Object.values(s.scenarios ?? {})) for (const r of sc.runs ?? []) others.push(r.cpu?.otherCpus);
+  const bg = median(others);
+  out.push('');
+  out.push(`background CPU used by other processes during the runs: median ${fmt(bg, 2)} of ${cpus} cores` +
+    (bg > 0.2 ? '  -> NOISY: other work competed for the CPUs; compare ratios with care' : ''));
+  for (const g of groups) {
+    const pre = g.label ?? '';
+    for (const s of g.servers) if (s.error) out.push(`${pre}${s.name}: ${s.error} (log ${s.logFile})`);
+    for (const s of g.servers) {
+      for (const [id, sc] of Object.entries(s.scenarios ?? {})) {
+        if (sc.skipped) out.push(`${pre}${s.name} ${id}: skipped: ${sc.skipped}`);
+        else if (sc.error) out.push(`${pre}${s.name} ${id}: ${sc.error}`);
+      }
+    }
+  }
+  return out;
+}
+
 const throughputOf = (sr) => median((sr?.runs ?? []).map((r) => r.throughput));
 
 /** The figures of one scenario, one row each: official, ours, ours/official. */
@@ -42,14 +80,11 @@ export function report(result, SCENARIOS, CFG) {
   const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : `${(a / b).toFixed(2)}x`);
   const rows = [];
   for (const sc of SCENARIOS) rows.push(...scenarioRows(sc, off?.scenarios?.[sc.id], ours?.scenarios?.[sc.id], Boolean(off), Boolean(ours)));
-  const mib = (kb) => (kb ? kb / 1024 : undefined);
-  rows.push(['start-up (empty store)', 'ready line ms', fmt(off?.readyMs), fmt(ours?.readyMs), ratio(ours?.readyMs, off?.readyMs)]);
-  rows.push(['', 'first send OK ms', fmt(off?.firstSendMs), fmt(ours?.firstSendMs), ratio(ours?.firstSendMs, off?.firstSendMs)]);
-  rows.push(['idle server', 'CPU cores used', fmt(off?.idleCpus, 3), fmt(ours?.idleCpus, 3), ratio(ours?.idleCpus, off?.idleCpus)]);
-  rows.push(['memory (all server processes)', 'idle RSS MiB', fmt(mib(off?.idleMem?.rss), 1), fmt(mib(ours?.idleMem?.rss), 1), ratio(ours?.idleMem?.rss, off?.idleMem?.rss)]);
-  rows.push(['', 'idle RssAnon MiB', fmt(mib(off?.idleMem?.anon), 1), fmt(mib(ours?.idleMem?.anon), 1), ratio(ours?.idleMem?.anon, off?.idleMem?.anon)]);
-  rows.push(['', 'peak RSS load MiB', fmt(mib(off?.loadMem?.rss), 1), fmt(mib(ours?.loadMem?.rss), 1), ratio(ours?.loadMem?.rss, off?.loadMem?.rss)]);
-  rows.push(['', 'peak RssAnon load MiB', fmt(mib(off?.loadMem?.anon), 1), fmt(mib(ours?.loadMem?.anon), 1), ratio(ours?.loadMem?.anon, off?.loadMem?.anon)]);
+  for (const [label, metric, d, get] of SERVER_METRICS) {
+    const a = off ? get(off) : undefined;
+    const b = ours ? get(ours) : undefined;
+    rows.push([label, metric, fmt(a, d), fmt(b, d), ratio(b, a)]);
+  }
 
   const out = [];
   out.push('');
@@ -80,19 +115,7 @@ export function report(result, SCENARIOS, CFG) {
     out.push(`physical limits on this machine: disk ${fmt(L.disk.mbps, 0)} MB/s sequential write+fdatasync (${L.disk.fsType}, ${L.disk.dir}); loopback RTT p50 ${fmt(L.tcp.find((t) => t.kind === 'echo' && t.conc === 1)?.p50Ms, 3)} ms (1 KiB, 1 in flight)`);
     out.push(table(lrows, ['scenario', 'TCP limit', 'official % TCP', 'ours % TCP', 'official % disk', 'ours % disk']));
   }
-  const others = [];
-  for (const s of [off, ours]) for (const sc of Object.values(s?.scenarios ?? {})) for (const r of sc.runs ?? []) others.push(r.cpu?.otherCpus);
-  const bg = median(others);
-  out.push('');
-  out.push(`background CPU used by other processes during the runs: median ${fmt(bg, 2)} of ${result.machine.cpus} cores` +
-    (bg > 0.2 ? '  -> NOISY: other work competed for the CPUs; compare ratios with care' : ''));
-  for (const s of [off, ours]) if (s?.error) out.push(`${s.name}: ${s.error} (log ${s.logFile})`);
-  for (const s of [off, ours]) {
-    for (const [id, sc] of Object.entries(s?.scenarios ?? {})) {
-      if (sc.skipped) out.push(`${s.name} ${id}: skipped: ${sc.skipped}`);
-      else if (sc.error) out.push(`${s.name} ${id}: ${sc.error}`);
-    }
-  }
+  out.push(...footer([{ servers: [off, ours].filter(Boolean) }], result.machine.cpus));
   return out.join('\n');
 }
 
@@ -122,14 +145,7 @@ export function roundsReport(result, SCENARIOS, CFG) {
       first = false;
     }
   }
-  const mib = (kb) => (kb ? kb / 1024 : undefined);
-  line('start-up (empty store)', 'ready line ms', 0, (s) => s.readyMs);
-  line('', 'first send OK ms', 0, (s) => s.firstSendMs);
-  line('idle server', 'CPU cores used', 3, (s) => s.idleCpus);
-  line('memory (all server processes)', 'idle RSS MiB', 1, (s) => mib(s.idleMem?.rss));
-  line('', 'idle RssAnon MiB', 1, (s) => mib(s.idleMem?.anon));
-  line('', 'peak RSS load MiB', 1, (s) => mib(s.loadMem?.rss));
-  line('', 'peak RssAnon load MiB', 1, (s) => mib(s.loadMem?.anon));
+  for (const [label, metric, d, get] of SERVER_METRICS) line(label, metric, d, get);
 
   const out = [];
   out.push('');
@@ -138,20 +154,6 @@ export function roundsReport(result, SCENARIOS, CFG) {
   out.push('figures: median over the rounds; ratio = median of the rounds\' ours/official; rounds: each round\'s ratio, o = official ran first, u = ours ran first');
   out.push('');
   out.push(table(rows, ['scenario', 'metric', 'official', 'ours', 'ours/official', 'rounds']));
-  const others = [];
-  for (const r of rounds) for (const s of Object.values(r.servers)) for (const sc of Object.values(s?.scenarios ?? {})) for (const run of sc.runs ?? []) others.push(run.cpu?.otherCpus);
-  const bg = median(others);
-  out.push('');
-  out.push(`background CPU used by other processes during the runs: median ${fmt(bg, 2)} of ${result.machine.cpus} cores` +
-    (bg > 0.2 ? '  -> NOISY: other work competed for the CPUs; compare ratios with care' : ''));
-  for (const r of rounds) {
-    for (const s of Object.values(r.servers)) {
-      if (s?.error) out.push(`round ${r.round} ${s.name}: ${s.error} (log ${s.logFile})`);
-      for (const [id, sc] of Object.entries(s?.scenarios ?? {})) {
-        if (sc.skipped) out.push(`round ${r.round} ${s.name} ${id}: skipped: ${sc.skipped}`);
-        else if (sc.error) out.push(`round ${r.round} ${s.name} ${id}: ${sc.error}`);
-      }
-    }
-  }
+  out.push(...footer(rounds.map((r) => ({ label: `round ${r.round} `, servers: Object.values(r.servers) })), result.machine.cpus));
   return out.join('\n');
 }
