@@ -1,9 +1,13 @@
 // Raw SEND_MESSAGE / PULL_MESSAGE over our remoting client, with pulled bodies decoded by the stock ali-ons
 // MessageDecoder (what a Node client would see).
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { RequestCode } from '../../src/common/request-code.js';
 import { createRequest, type RemotingCommand } from '../../src/remoting/command.js';
 import type { RemotingClient } from '../../src/remoting/client.js';
+import type { DefaultMessageStore } from '../../src/store/index.js';
+import { waitFor } from '../helpers/server.js';
 
 const require = createRequire(import.meta.url);
 const aliOnsDir = require.resolve('ali-ons');
@@ -103,4 +107,18 @@ export async function rawPull(
     maxOffset: Number(res.extFields.maxOffset),
     messages: res.code === 0 && res.body ? decodeWithAliOns(res.body) : [],
   };
+}
+
+/** The files in a store's commit-log directory now. */
+export function commitLogFilesOnDisk(storeDir: string): number {
+  return fs.readdirSync(path.join(storeDir, 'commitlog')).length;
+}
+
+/**
+ * The same count once every file of the log is on disk: the next file is preallocated asynchronously, so counted
+ * right after a send it could appear after the count.
+ */
+export async function settledCommitLogFiles(storeDir: string, store: DefaultMessageStore): Promise<number> {
+  await waitFor(() => commitLogFilesOnDisk(storeDir) === store.commitLog.files.length, 10_000, 'the preallocated commit-log file on disk');
+  return commitLogFilesOnDisk(storeDir);
 }

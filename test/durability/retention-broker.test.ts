@@ -2,8 +2,6 @@
 // below the min answers PULL_OFFSET_MOVED with a next offset that works (raw pull and a stock ali-ons push
 // consumer), and a full disk answers sends with SERVICE_NOT_AVAILABLE (14).
 import { Message } from 'ali-ons';
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseCode } from '../../src/common/response-code.js';
 import { silentLogger } from '../../src/common/logger.js';
@@ -11,7 +9,7 @@ import { RemotingClient } from '../../src/remoting/client.js';
 import type { DefaultMessageStore, StatFsLike } from '../../src/store/index.js';
 import { onsConsumer, onsProducer } from '../helpers/ali-ons.js';
 import { type TestServer, createTopic, startTestServer, waitFor } from '../helpers/server.js';
-import { rawPull, rawSend } from './helpers.js';
+import { commitLogFilesOnDisk, rawPull, rawSend, settledCommitLogFiles } from './helpers.js';
 
 const TOPIC = 'RetentionTopic';
 const COUNT = 240;
@@ -65,13 +63,10 @@ afterAll(async () => {
 
 describe('retention through the broker', () => {
   it('deletes expired files and answers a pull below the min with PULL_OFFSET_MOVED and a usable next offset', async () => {
-    const files = () => fs.readdirSync(path.join(server.storeDir, 'commitlog')).length;
-    // The next file is preallocated asynchronously: count once it is on disk, or it would appear after the count.
-    await waitFor(() => files() === store.commitLog.files.length, 10_000, 'the preallocated commit-log file on disk');
-    const filesBefore = files();
+    const filesBefore = await settledCommitLogFiles(server.storeDir, store);
     const run = await store.cleaner.runOnce();
     expect(run.commitLogFilesDeleted).toBe(10);
-    expect(files()).toBe(filesBefore - 10);
+    expect(commitLogFilesOnDisk(server.storeDir)).toBe(filesBefore - 10);
     const min = store.getMinOffsetInQueue(TOPIC, 0);
     expect(min).toBeGreaterThan(0);
 

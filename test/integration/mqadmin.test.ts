@@ -13,7 +13,7 @@ import { ResponseCode } from '../../src/common/response-code.js';
 import { RemotingClient } from '../../src/remoting/client.js';
 import { createRequest } from '../../src/remoting/command.js';
 import type { DefaultMessageStore, StatFsLike } from '../../src/store/index.js';
-import { rawSend } from '../durability/helpers.js';
+import { commitLogFilesOnDisk, rawSend, settledCommitLogFiles } from '../durability/helpers.js';
 import { onsProducer } from '../helpers/ali-ons.js';
 import { runScript, tail } from '../helpers/compat.js';
 import { type TestServer, startTestServer, tempDir, waitFor } from '../helpers/server.js';
@@ -516,10 +516,8 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
         const res = await rawSend(client, addr, T, 0, Buffer.alloc(1000, i));
         expect(res.code, res.remark).toBe(ResponseCode.SUCCESS);
       }
-      const files = () => fs.readdirSync(path.join(other.storeDir, 'commitlog')).length;
-      // The next file is preallocated asynchronously: count once it is on disk, or it would appear after the count.
-      await waitFor(() => files() === store.commitLog.files.length, 10_000, 'the preallocated commit-log file on disk');
-      const filesBefore = files();
+      const files = () => commitLogFilesOnDisk(other.storeDir);
+      const filesBefore = await settledCommitLogFiles(other.storeDir, store);
       expect(filesBefore).toBeGreaterThanOrEqual(4);
       expect((await store.cleaner.runOnce()).commitLogFilesDeleted).toBe(0);
 
