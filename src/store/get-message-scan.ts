@@ -76,23 +76,29 @@ export interface Scan {
 /**
  * Reads whole the blocks of the log holding READ_BLOCK_MIN_RECORDS or more of the records still missing (one read
  * instead of one per record; the pulls of the other queues then find their records there), and takes those
- * records from them.
+ * records from them. A dense pull reads such blocks at once; a sparse one only the blocks that the sparse pulls
+ * together (its own included) want enough of (see ReadBlocks.want).
  */
-async function loadDenseBlocks(
+async function loadBlocks(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], out: Array<Buffer | null>, memoryBudgetBytes: number,
-  pins: ReadPins | undefined,
+  pins: ReadPins | undefined, dense: boolean,
 ): Promise<void> {
-  // block index -> [records missing in it, offset of the first]
-  const perBlock = new Map<number, [number, number]>();
+  // block index -> [records missing in it, their bytes, offset of the first]
+  const perBlock = new Map<number, [number, number, number]>();
   for (let i = 0; i < offsets.length; i++) {
     if (out[i]) continue;
     const block = Math.floor(offsets[i]! / READ_BLOCK_BYTES);
     const seen = perBlock.get(block);
-    if (seen) seen[0]++;
-    else perBlock.set(block, [1, offsets[i]!]);
+    if (seen) {
+      seen[0]++;
+      seen[1] += sizes[i]!;
+    } else {
+      perBlock.set(block, [1, sizes[i]!, offsets[i]!]);
+    }
   }
   let loaded = false;
-  for (const [records, first] of perBlock.values()) {
+  for (const [records, bytes, first] of perBlock.values()) {
+    if (!dense && (commitLog.wantFromBlock?.(first, bytes) ?? 0) * READ_BLOCK_MIN_DENSITY < READ_BLOCK_BYTES) continue;
     if (records < READ_BLOCK_MIN_RECORDS) continue;
     await commitLog.loadBlock!(first, commitLog.isInMemory(first, memoryBudgetBytes));
     loaded = true;
@@ -123,10 +129,12 @@ export async function readRecords(
     spanEnd = Math.max(spanEnd, offsets[i]! + sizes[i]!);
   }
   // Blocks pay when the queues read side by side use most of them: a pull whose records fill at least
-  // 1/READ_BLOCK_MIN_DENSITY of the stretch they lie in (16 interleaved queues: 1/16). A filtered pull taking 1
-  // record in 8 of that (1/128) reads record by record: its blocks would be mostly bytes nobody takes.
-  if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock && missingBytes * READ_BLOCK_MIN_DENSITY >= spanEnd - spanStart) {
-    await loadDenseBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes, pins);
+  // 1/READ_BLOCK_MIN_DENSITY of the stretch they lie in (16 interleaved queues: 1/16) reads them at once. A
+  // filtered pull taking 1 record in 8 of that (1/128) reads record by record unless the other pulls want enough
+  // of the same blocks too: alone, its blocks would be mostly bytes nobody takes.
+  if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock) {
+    const dense = missingBytes * READ_BLOCK_MIN_DENSITY >= spanEnd - spanStart;
+    await loadBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes, pins, dense);
   }
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
   const spans: Array<{ start: number; end: number; first: number; last: number; likelyCached: boolean }> = [];

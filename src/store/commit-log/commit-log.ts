@@ -690,6 +690,10 @@ export class CommitLog implements CommitLogPort {
     return this.blocks.get(offset, size, pins instanceof LogPins ? pins.forBlocks : undefined);
   }
 
+  wantFromBlock(offset: number, bytes: number): number {
+    return this.blocks.want(offset, bytes);
+  }
+
   /**
    * Reads the block of the log holding `offset` (READ_BLOCK_BYTES aligned, clipped to its segment and the written
    * end) and keeps it for readBlockCached. `likelyCached` as for read().

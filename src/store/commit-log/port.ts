@@ -156,6 +156,11 @@ export interface CommitLogPort {
   readBlockCached?(offset: number, size: number, pins?: ReadPins): Buffer | undefined;
   /** Reads the block holding `offset` whole, for readBlockCached; `likelyCached` as for read(). */
   loadBlock?(offset: number, likelyCached: boolean): Promise<void>;
+  /**
+   * Counts `bytes` of records a sparse pull wants from the block holding `offset` and returns the bytes wanted
+   * from it so far by such pulls (since it was last kept); with loadBlock.
+   */
+  wantFromBlock?(offset: number, bytes: number): number;
   /** [offset, offset+size) of written data, or null; `likelyCached`: recent data, the read may run on the loop. */
   read(offset: number, size: number, likelyCached?: boolean): Promise<Buffer | null>;
   /** Whether Java would still count the offset as "in memory" (within memoryBudgetBytes of the end). */

@@ -26,6 +26,8 @@ export const READ_BLOCK_MIN_RECORDS = 4;
 export const READ_BLOCK_MIN_DENSITY = 32;
 /** Buffers of blocks out of the LRU kept for the next block reads; more are left to the garbage collector. */
 const FREE_BLOCKS_MAX = 4;
+/** Blocks whose demand by sparse pulls is remembered (see want); the least recently wanted is forgotten first. */
+const DEMAND_BLOCKS_MAX = 256;
 
 interface Block extends Reusable {
   /** Commit-log offset of buf[0] (a block clipped at a segment start begins past k * BLOCK_BYTES). */
@@ -48,6 +50,8 @@ export class ReadBlocks {
   private newestKey = -1;
   /** Buffers of blockBytes no view can use any more, for the next block reads. */
   private readonly recycler: BufferRecycler<Block>;
+  /** Block key to the bytes of its records that sparse pulls have wanted since it was last kept (see want). */
+  private readonly demand = new Map<number, number>();
 
   constructor(
     readonly blockBytes = READ_BLOCK_BYTES,
@@ -111,12 +115,28 @@ export class ReadBlocks {
     }
     this.blocks.set(key, { start, buf, mem, pins: 0, shared: false, retired: false });
     this.newestKey = key;
+    this.demand.delete(key);
     if (this.blocks.size > this.maxBlocks) {
       const oldest = this.blocks.keys().next().value!;
       const b = this.blocks.get(oldest)!;
       this.blocks.delete(oldest);
       this.recycler.retire(b);
     }
+  }
+
+  /**
+   * Counts `bytes` of records at `offset` that a pull wants from a block not kept, and returns all such bytes
+   * wanted from that block so far. One sparse pull (a filter taking 1 record in 8 of one queue in 16) wants too
+   * little of a block to pay for reading it whole, but the pulls of the other queues want the rest of their
+   * records from the same stretch of the log: what they want together says when the block pays.
+   */
+  want(offset: number, bytes: number): number {
+    const key = Math.floor(offset / this.blockBytes);
+    const total = (this.demand.get(key) ?? 0) + bytes;
+    this.demand.delete(key);
+    this.demand.set(key, total);
+    if (this.demand.size > DEMAND_BLOCKS_MAX) this.demand.delete(this.demand.keys().next().value!);
+    return total;
   }
 
   /** Forgets every block holding bytes at or beyond `offset` (the log was cut back there). */
@@ -137,6 +157,7 @@ export class ReadBlocks {
     this.newestKey = -1;
     for (const b of this.blocks.values()) b.shared = true;
     this.blocks.clear();
+    this.demand.clear();
     this.recycler.clear();
   }
 

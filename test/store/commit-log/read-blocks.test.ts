@@ -5,6 +5,7 @@ import { READ_BLOCK_BYTES, ReadBlocks } from '../../../src/store/commit-log/read
 import { makeMessage, makeTempDir, openStore, removeDir } from '../helpers.js';
 import { compileSql92 } from '../../../src/broker/filter/sql92/index.js';
 import { pullMessageFilter, sqlPropertiesFilter } from '../../../src/broker/filter/sql-filter.js';
+import { buildSubscriptionData, tagsCodeFilter } from '../../../src/broker/filter/tag-filter.js';
 
 describe('ReadBlocks', () => {
   it('serves views inside a kept block only, and forgets the least recently used past its cap', () => {
@@ -158,6 +159,50 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
     // Each pull reads its consume-queue window; the log's blocks are read about once each (not once per queue).
     expect(reads - pulls).toBeLessThanOrEqual(2 * blocks);
+  });
+
+  it('reads a block whole once the sparse pulls of several queues want enough of it (tag filter, 1 in 8 taken)', async () => {
+    // 8 queues of 1 KiB records, 1 in 8 of each tagged t0: a queue's matches lie ~64 KiB apart, so one pull of 32
+    // wants 1/64 of the stretch it reads, too little for a block; the 8 queues' pulls together want 1/8 of it.
+    const QUEUES = 8;
+    const PER_QUEUE = 1024;
+    for (let i = 0; i < QUEUES * PER_QUEUE; i += 256) {
+      await Promise.all(Array.from({ length: 256 }, (_, k) => {
+        const q = (i + k) % QUEUES;
+        const n = Math.floor((i + k) / QUEUES);
+        const body = Buffer.alloc(1000, (i + k) & 0xff);
+        body.writeUInt32BE(i + k, 0);
+        return store.putMessage(makeMessage('Tagged', q, body, { tags: `t${n % 8}` }));
+      }));
+    }
+    expect(store.getMaxPhyOffset()).toBeGreaterThan(6 * READ_BLOCK_BYTES);
+    const filter = pullMessageFilter(tagsCodeFilter(buildSubscriptionData('Tagged', 't0')), undefined);
+    const readsBefore = store.stats.syncReads + store.stats.asyncReads;
+    let pulls = 0;
+    let records = 0;
+    await Promise.all(Array.from({ length: QUEUES }, async (_, q) => {
+      let next = 0;
+      const taken: number[] = [];
+      while (next < PER_QUEUE) {
+        const r = await store.getMessage('Tagged', q, next, 32, 1 << 20, filter);
+        pulls++;
+        for (const rec of r.records) {
+          const d = decodeRecord(rec);
+          expect(d.queueId).toBe(q);
+          expect(d.body.readUInt32BE(0)).toBe(d.queueOffset * QUEUES + q);
+          taken.push(d.queueOffset);
+        }
+        r.pins?.release();
+        next = r.nextBeginOffset;
+      }
+      expect(taken).toEqual(Array.from({ length: PER_QUEUE / 8 }, (_, i) => i * 8));
+      records += taken.length;
+    }));
+    const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
+    // Record by record this is one read per record taken (1,024) plus the consume-queue reads (one per pull); with
+    // the blocks the queues want together, the first pull into each block reads its own records and the rest share it.
+    expect(records).toBe(QUEUES * PER_QUEUE / 8);
+    expect(reads - pulls).toBeLessThan(records / 3);
   });
 
   it('never reads into the buffer of a block a held pull answer views, while released ones are reused', async () => {
