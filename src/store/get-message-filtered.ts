@@ -7,7 +7,7 @@
 import type { GetStatus, MessageFilter } from './types.js';
 import { CQ_UNIT_SIZE } from './config.js';
 import type { ConsumeQueue } from './consume-queue/consume-queue.js';
-import { readInt64, recordPropertiesAt } from './record.js';
+import { int32At, int64At, recordPropertiesAt } from './record.js';
 import { type Scan, isBatchFull, readRecords } from './get-message-scan.js';
 
 /** At most this many records are read ahead in one pass (and at most PASS_MAX_BYTES of them, at least one). */
@@ -31,7 +31,8 @@ interface EntryPart {
 }
 
 function entryPart(buf: Buffer, at: number, inMemory: boolean): EntryPart {
-  return { at, n: buf.length / CQ_UNIT_SIZE, buf, inMemory };
+  // whole entries only: classify reads them unchecked
+  return { at, n: Math.floor(buf.length / CQ_UNIT_SIZE), buf, inMemory };
 }
 
 /** The part again from its entry `j` on, once the scan has awaited; null if the entries cannot be read any more. */
@@ -123,13 +124,13 @@ function classify(s: Scan, part: EntryPart, from: number, want: number, pass: Pa
   let i = from;
   for (; i < part.n && s.offsets.length < want && bytes < PASS_MAX_BYTES; i++) {
     const p = i * CQ_UNIT_SIZE;
-    const clOffset = readInt64(buf, p);
-    const size = buf.readInt32BE(p + 8);
+    const clOffset = int64At(buf, p);
+    const size = int32At(buf, p + 8);
     pass.clOffsets.push(clOffset);
     pass.sizes.push(size);
     if (clOffset < skipBelow) {
       s.kinds.push(Kind.SKIPPED);
-    } else if (cqMatch && !cqMatch(readInt64(buf, p + 12))) {
+    } else if (cqMatch && !cqMatch(int64At(buf, p + 12))) {
       s.kinds.push(Kind.CQ_MISS);
     } else if (size <= 0 || size > s.ctx.maxRecordBytes || clOffset < minOffset || clOffset + size > writtenOffset) {
       // Below the log's start: the rest of that deleted file is passed over (rollNextFile).

@@ -10,7 +10,7 @@
 import type { GetResult, GetStatus, MessageFilter } from './types.js';
 import type { StoreConfig } from './config.js';
 import { CQ_UNIT_SIZE } from './config.js';
-import { readInt64 } from './record.js';
+import { int32At, int64At } from './record.js';
 import { type GetContext, type Scan, isBatchFull, readRecords } from './get-message-scan.js';
 import { recordMatcher, scanWithCommitLogCheck } from './get-message-filtered.js';
 
@@ -93,12 +93,12 @@ function scanEntries(s: Scan, entries: Buffer, entriesAt: number, from: number):
   const match = s.consumeQueueMatch;
   let bytes = s.totalBytes;
   let count = s.records.length;
-  const n = entries.length / CQ_UNIT_SIZE;
+  const n = Math.floor(entries.length / CQ_UNIT_SIZE); // whole entries only: the reads below are unchecked
   let i = from;
   for (; i < n; i++) {
     const p = i * CQ_UNIT_SIZE;
-    const clOffset = readInt64(entries, p);
-    const size = entries.readInt32BE(p + 8);
+    const clOffset = int64At(entries, p);
+    const size = int32At(entries, p + 8);
     const inMemory = commitLog.isInMemory(clOffset, s.ctx.memoryBudgetBytes);
     if (isBatchFull(config, size, s.maxMsgNums, s.maxPullBytes, bytes, count, inMemory)) break;
     if (bytes >= s.maxPullBytes) break;
@@ -106,7 +106,7 @@ function scanEntries(s: Scan, entries: Buffer, entriesAt: number, from: number):
     s.nextBeginOffset = queueOffset + 1;
     s.lastScannedCommitLogOffset = clOffset;
     if (clOffset < s.skipBelow) continue;
-    if (match && !match(readInt64(entries, p + 12))) {
+    if (match && !match(int64At(entries, p + 12))) {
       s.missStatus = 'NO_MATCHED_MESSAGE';
       s.missAt = queueOffset;
       continue;

@@ -62,6 +62,19 @@ export function readInt64(buf: Buffer, pos: number): number {
   return buf.readInt32BE(pos) * TWO_POW_32 + buf.readUInt32BE(pos + 4);
 }
 
+/**
+ * readInt64 from the bytes, without Buffer's checks, for the scans over consume-queue entries (the caller keeps
+ * pos + 8 <= buf.length): a pull's scan reads two per entry, and readInt32BE twice cost ~3x this (~30 vs ~11 ns).
+ */
+export function int64At(buf: Buffer, pos: number): number {
+  return int32At(buf, pos) * TWO_POW_32 + (int32At(buf, pos + 4) >>> 0);
+}
+
+/** readInt32BE from the bytes, without Buffer's checks (pos + 4 <= buf.length). */
+export function int32At(buf: Buffer, pos: number): number {
+  return (buf[pos]! << 24) | (buf[pos + 1]! << 16) | (buf[pos + 2]! << 8) | buf[pos + 3]!;
+}
+
 /** Writes a JS integer (|v| < 2^53) as a big-endian int64 (byte stores: the hot queue and index entries use it). */
 export function writeInt64(buf: Buffer, pos: number, v: number): void {
   if (!(pos >= 0 && pos + 8 <= buf.length)) throw new RangeError(`int64 at ${pos} is outside a buffer of ${buf.length}`);
@@ -363,10 +376,6 @@ export function recordPropertiesAt(buf: Buffer, offset = 0): number {
   return o;
 }
 
-/** Big-endian int32 at p (p + 4 <= buf.length). */
-function int32At(buf: Buffer, p: number): number {
-  return (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
-}
 
 /**
  * Checks a whole record as recovery does (CommitLog.checkMessageAndReturnSize): magic, lengths adding up to
