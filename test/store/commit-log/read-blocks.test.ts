@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeRecord, type DefaultMessageStore } from '../../../src/store/index.js';
+import type { MessageFilter } from '../../../src/store/types.js';
 import { READ_BLOCK_BYTES, ReadBlocks } from '../../../src/store/commit-log/read-blocks.js';
 import { makeMessage, makeTempDir, openStore, removeDir } from '../helpers.js';
 import { compileSql92 } from '../../../src/broker/filter/sql92/index.js';
@@ -74,6 +75,36 @@ describe('ReadBlocks', () => {
   });
 });
 
+/**
+ * Pulls every queue of `topic` at once, 32 at a time and round after round, as a push consumer's pulls arrive
+ * together, until each queue's offset passes `perQueue`. Checks that every record is of its queue, with the body
+ * the tests write (its first int is queueOffset * queues + queueId). `release`: give each answer's pins back at once.
+ */
+async function drainSideBySide(
+  store: DefaultMessageStore, topic: string, queues: number, perQueue: number, filter: MessageFilter | undefined,
+  release: boolean,
+): Promise<{ taken: number[][]; pulls: number }> {
+  let pulls = 0;
+  const taken = await Promise.all(Array.from({ length: queues }, async (_, q) => {
+    let next = 0;
+    const offsets: number[] = [];
+    while (next < perQueue) {
+      const r = await store.getMessage(topic, q, next, 32, 1 << 20, filter);
+      pulls++;
+      for (const rec of r.records) {
+        const d = decodeRecord(rec);
+        expect(d.queueId).toBe(q);
+        expect(d.body.readUInt32BE(0)).toBe(d.queueOffset * queues + q);
+        offsets.push(d.queueOffset);
+      }
+      if (release) r.pins?.release();
+      next = r.nextBeginOffset;
+    }
+    return offsets;
+  }));
+  return { taken, pulls };
+}
+
 describe('pulls beyond the tail read dense blocks whole', () => {
   let root: string;
   let store: DefaultMessageStore;
@@ -138,24 +169,9 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     const blocks = Math.ceil(store.getMaxPhyOffset() / READ_BLOCK_BYTES) + 2; // + clipping at the 1.5 MiB files
     const sql = compileSql92('k = 0');
     const readsBefore = store.stats.syncReads + store.stats.asyncReads;
-    let pulls = 0;
-    // Every queue pulled at once, round after round, as a push consumer's pulls arrive together.
-    await Promise.all(Array.from({ length: QUEUES }, async (_, q) => {
-      let next = 0;
-      const taken: number[] = [];
-      while (next < PER_QUEUE) {
-        const r = await store.getMessage('Par', q, next, 32, 1 << 20, pullMessageFilter(undefined, sqlPropertiesFilter(sql)));
-        pulls++;
-        for (const rec of r.records) {
-          const d = decodeRecord(rec);
-          expect(d.queueId).toBe(q);
-          expect(d.body.readUInt32BE(0)).toBe(d.queueOffset * QUEUES + q);
-          taken.push(d.queueOffset);
-        }
-        next = r.nextBeginOffset;
-      }
-      expect(taken).toEqual(Array.from({ length: PER_QUEUE / 4 }, (_, i) => i * 4));
-    }));
+    const sqlFilter = pullMessageFilter(undefined, sqlPropertiesFilter(sql));
+    const { taken, pulls } = await drainSideBySide(store, 'Par', QUEUES, PER_QUEUE, sqlFilter, false);
+    for (const t of taken) expect(t).toEqual(Array.from({ length: PER_QUEUE / 4 }, (_, i) => i * 4));
     const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
     // Each pull reads its consume-queue window; the log's blocks are read about once each (not once per queue).
     expect(reads - pulls).toBeLessThanOrEqual(2 * blocks);
@@ -178,26 +194,9 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     expect(store.getMaxPhyOffset()).toBeGreaterThan(6 * READ_BLOCK_BYTES);
     const filter = pullMessageFilter(tagsCodeFilter(buildSubscriptionData('Tagged', 't0')), undefined);
     const readsBefore = store.stats.syncReads + store.stats.asyncReads;
-    let pulls = 0;
-    let records = 0;
-    await Promise.all(Array.from({ length: QUEUES }, async (_, q) => {
-      let next = 0;
-      const taken: number[] = [];
-      while (next < PER_QUEUE) {
-        const r = await store.getMessage('Tagged', q, next, 32, 1 << 20, filter);
-        pulls++;
-        for (const rec of r.records) {
-          const d = decodeRecord(rec);
-          expect(d.queueId).toBe(q);
-          expect(d.body.readUInt32BE(0)).toBe(d.queueOffset * QUEUES + q);
-          taken.push(d.queueOffset);
-        }
-        r.pins?.release();
-        next = r.nextBeginOffset;
-      }
-      expect(taken).toEqual(Array.from({ length: PER_QUEUE / 8 }, (_, i) => i * 8));
-      records += taken.length;
-    }));
+    const { taken, pulls } = await drainSideBySide(store, 'Tagged', QUEUES, PER_QUEUE, filter, true);
+    for (const t of taken) expect(t).toEqual(Array.from({ length: PER_QUEUE / 8 }, (_, i) => i * 8));
+    const records = taken.reduce((n, t) => n + t.length, 0);
     const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
     // Record by record this is one read per record taken (1,024) plus the consume-queue reads (one per pull); with
     // the blocks the queues want together, the first pull into each block reads its own records and the rest share it.
