@@ -956,7 +956,8 @@ async function runMqadmin(results, c, logDir, timed) {
   const out = path.join(logDir, 'mqadmin-vitest.json');
   progress(`${c}: vitest run ${MQADMIN_TEST}`);
   const vitest = path.join(ROOT, 'node_modules/.bin/vitest');
-  const r = await timed(c, () => run(vitest, ['run', MQADMIN_TEST, '--reporter=json', `--outputFile=${out}`],
+  // The default reporter too: errors outside a test (a hook, an unhandled rejection) reach its log, not the JSON.
+  const r = await timed(c, () => run(vitest, ['run', MQADMIN_TEST, '--reporter=default', '--reporter=json', `--outputFile.json=${out}`],
     { logFile: path.join(logDir, 'ours-mqadmin.log'), timeoutMs: 20 * 60_000 }));
   let report = null;
   try {
