@@ -225,11 +225,15 @@ function runScenario(sc, inst, work, logFd, cgroup) {
       const r = ev.result;
       const secs = (after.t - before.t) / 1000;
       const serverTicks = after.server - before.server;
+      const serverSysTicks = after.serverSys - before.serverSys;
       const driverTicks = after.driver - before.driver;
       const machineBusy = after.machine.busy - before.machine.busy;
       const cpu = {
         serverCpuMs: (serverTicks * 1000) / CLK_TCK,
         usPerMsg: r.count > 0 ? (serverTicks * 1e6) / CLK_TCK / r.count : undefined,
+        // the part spent in the kernel (socket and file system calls, page faults): what a change of ours can move least
+        serverSysMs: (serverSysTicks * 1000) / CLK_TCK,
+        sysUsPerMsg: r.count > 0 ? (serverSysTicks * 1e6) / CLK_TCK / r.count : undefined,
         serverCpus: serverTicks / CLK_TCK / secs,
         driverCpus: driverTicks / CLK_TCK / secs,
         otherCpus: Math.max(0, machineBusy - serverTicks - driverTicks) / CLK_TCK / secs,
@@ -238,7 +242,7 @@ function runScenario(sc, inst, work, logFd, cgroup) {
       out.runs.push({ run: ev.run, ...r, cpu, mem: memOf(inst.pids), fds: fdsOf(inst.pids), loadavg1: os.loadavg()[0], ...(cold ? { cold } : {}) });
       log(`${tag} run ${ev.run}/${CFG.runs}: ${fmt(r.throughput)} msg/s` +
         (r.lat?.n ? `, p50 ${fmt(r.lat.p50, 2)} ms, p99 ${fmt(r.lat.p99, 2)} ms, max ${fmt(r.lat.max, 1)} ms` : '') +
-        `, server CPU ${fmt(cpu.usPerMsg, 1)} us/msg (${fmt(cpu.serverCpus, 2)} cores; driver ${fmt(cpu.driverCpus, 2)}, other processes ${fmt(cpu.otherCpus, 2)})` +
+        `, server CPU ${fmt(cpu.usPerMsg, 1)} us/msg (${fmt(cpu.sysUsPerMsg, 1)} in the kernel; ${fmt(cpu.serverCpus, 2)} cores; driver ${fmt(cpu.driverCpus, 2)}, other processes ${fmt(cpu.otherCpus, 2)})` +
         (r.errors ? `, ${r.errors} errors` : '') + (r.lastError ? ` (${r.lastError})` : '') + `; load average ${fmt(os.loadavg()[0], 2)}`);
     } else if (ev.event === 'progress') {
       const rate = ev.elapsedMs > 0 ? (ev.count * 1000) / ev.elapsedMs : 0;

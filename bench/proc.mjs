@@ -8,12 +8,17 @@ import readline from 'node:readline';
 
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-export function procTicks(pid) {
+/** CPU ticks of a process in user mode and in the kernel (utime, stime: /proc/PID/stat fields 14, 15); 0 when gone. */
+export function procTicksSplit(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime (fields 14, 15)
-  } catch { return 0; }
+    return { user: Number(f[11]), sys: Number(f[12]) };
+  } catch { return { user: 0, sys: 0 }; }
+}
+export function procTicks(pid) {
+  const t = procTicksSplit(pid);
+  return t.user + t.sys;
 }
 export function machineTicks() {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -40,9 +45,11 @@ export function fdsOf(pids) {
   return n;
 }
 export function snapshot(serverPids, driverPid) {
+  const split = serverPids.map(procTicksSplit);
   return {
     t: performance.now(),
-    server: serverPids.reduce((a, p) => a + procTicks(p), 0),
+    server: split.reduce((a, x) => a + x.user + x.sys, 0),
+    serverSys: split.reduce((a, x) => a + x.sys, 0),
     driver: driverPid ? procTicks(driverPid) : 0,
     machine: machineTicks(),
   };

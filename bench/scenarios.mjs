@@ -20,16 +20,18 @@ const MiB = (kb) => (kb === undefined ? undefined : kb / 1024);
 const THROUGHPUT = ['msg/s', med((r) => r.throughput), 0];
 const MBPS = ['MB/s', med((r) => r.mbps), 1];
 const CPU_PER_MSG = ['server CPU us/msg', med((r) => r.cpu?.usPerMsg), 1];
+/** The kernel's part of the row above (system calls, page faults, the loopback TCP work done in them). */
+const SYS_PER_MSG = ['  of it in the kernel us/msg', med((r) => r.cpu?.sysUsPerMsg), 1];
 const FIRST = ['first delivery after ms', med((r) => r.firstMs), 0];
 
 export function sendMetrics(large) {
-  return [THROUGHPUT, ...(large ? [MBPS] : []), ['p50 ms', lat('p50'), 2], ['p99 ms', lat('p99'), 2], ['max ms', lat('max'), 1], CPU_PER_MSG];
+  return [THROUGHPUT, ...(large ? [MBPS] : []), ['p50 ms', lat('p50'), 2], ['p99 ms', lat('p99'), 2], ['max ms', lat('max'), 1], CPU_PER_MSG, SYS_PER_MSG];
 }
 
-const CONSUME_METRICS = [THROUGHPUT, CPU_PER_MSG, FIRST];
+const CONSUME_METRICS = [THROUGHPUT, CPU_PER_MSG, SYS_PER_MSG, FIRST];
 
 const COLD_METRICS = [
-  THROUGHPUT, MBPS, CPU_PER_MSG, FIRST,
+  THROUGHPUT, MBPS, CPU_PER_MSG, SYS_PER_MSG, FIRST,
   ['backlog MiB resident before the drop', med((r) => r.cold?.residentBeforeBytes / 1048576), 0],
   ['backlog MiB resident after the drop', med((r) => r.cold?.residentAfterBytes / 1048576), 0],
   ['prefill s', (sr) => phase('prefill')(sr) / 1000, 1],
@@ -42,6 +44,7 @@ const FILTER_METRICS = [
   ['all matches delivered after s', med((r) => (r.scannedPerSec ? r.backlog / r.scannedPerSec : undefined)), 2],
   ['server CPU us/delivered msg', med((r) => r.cpu?.usPerMsg), 1],
   ['server CPU us/backlog msg', med((r) => (r.backlog ? (r.cpu.serverCpuMs * 1000) / r.backlog : undefined)), 2],
+  ['  of it in the kernel us/backlog msg', med((r) => (r.backlog && r.cpu.serverSysMs !== undefined ? (r.cpu.serverSysMs * 1000) / r.backlog : undefined)), 2],
   FIRST,
 ];
 
