@@ -77,7 +77,7 @@ export interface Scan {
  * Reads whole the blocks of the log holding READ_BLOCK_MIN_RECORDS or more of the records still missing (one read
  * instead of one per record; the pulls of the other queues then find their records there), and takes those
  * records from them. A dense pull reads such blocks at once; a sparse one only the blocks that the sparse pulls
- * together (its own included) want enough of (see ReadBlocks.want).
+ * together (its own included) want enough of, or any while the last such blocks were used enough (ReadBlocks.want).
  */
 async function loadBlocks(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], out: Array<Buffer | null>, memoryBudgetBytes: number,
@@ -98,7 +98,7 @@ async function loadBlocks(
   }
   let loaded = false;
   for (const [records, bytes, first] of perBlock.values()) {
-    if (!dense && (commitLog.wantFromBlock?.(first, bytes) ?? 0) * READ_BLOCK_MIN_DENSITY < READ_BLOCK_BYTES) continue;
+    if (!dense && !(commitLog.wantBlock?.(first, bytes) ?? false)) continue;
     if (records < READ_BLOCK_MIN_RECORDS) continue;
     await commitLog.loadBlock!(first, commitLog.isInMemory(first, memoryBudgetBytes));
     loaded = true;

@@ -690,7 +690,7 @@ export class CommitLog implements CommitLogPort {
     return this.blocks.get(offset, size, pins instanceof LogPins ? pins.forBlocks : undefined);
   }
 
-  wantFromBlock(offset: number, bytes: number): number {
+  wantBlock(offset: number, bytes: number): boolean {
     return this.blocks.want(offset, bytes);
   }
 

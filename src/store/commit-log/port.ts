@@ -157,10 +157,10 @@ export interface CommitLogPort {
   /** Reads the block holding `offset` whole, for readBlockCached; `likelyCached` as for read(). */
   loadBlock?(offset: number, likelyCached: boolean): Promise<void>;
   /**
-   * Counts `bytes` of records a sparse pull wants from the block holding `offset` and returns the bytes wanted
-   * from it so far by such pulls (since it was last kept); with loadBlock.
+   * Counts `bytes` of records a sparse pull wants from the block holding `offset` and says whether to read that
+   * block whole now (ReadBlocks.want); with loadBlock.
    */
-  wantFromBlock?(offset: number, bytes: number): number;
+  wantBlock?(offset: number, bytes: number): boolean;
   /** [offset, offset+size) of written data, or null; `likelyCached`: recent data, the read may run on the loop. */
   read(offset: number, size: number, likelyCached?: boolean): Promise<Buffer | null>;
   /** Whether Java would still count the offset as "in memory" (within memoryBudgetBytes of the end). */

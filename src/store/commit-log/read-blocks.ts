@@ -28,6 +28,11 @@ export const READ_BLOCK_MIN_DENSITY = 32;
 const FREE_BLOCKS_MAX = 4;
 /** Blocks whose demand by sparse pulls is remembered (see want); the least recently wanted is forgotten first. */
 const DEMAND_BLOCKS_MAX = 256;
+/** How many blocks' outcomes (did sparse pulls use enough of them?) are remembered, and how many make a forecast. */
+const OUTCOMES_MAX = 16;
+const OUTCOMES_MIN = 8;
+/** Share of the remembered outcomes that must have paid for a block to be read whole at its first sparse want. */
+const PAID_SHARE_TO_FORECAST = 0.75;
 
 interface Block extends Reusable {
   /** Commit-log offset of buf[0] (a block clipped at a segment start begins past k * BLOCK_BYTES). */
@@ -36,6 +41,10 @@ interface Block extends Reusable {
   buf: Buffer;
   /** The allocation `buf` lies in: what goes back to the free list. */
   mem: Buffer;
+  /** Sparse pulls wanted records of it before it was read: its outcome is remembered when it leaves (see want). */
+  sparse: boolean;
+  /** Bytes of its records wanted before it was read plus those of the views handed out since. */
+  used: number;
 }
 
 /** The blocks a reader's views point into (for a pull: released once its response has been written to the socket). */
@@ -52,10 +61,14 @@ export class ReadBlocks {
   private readonly recycler: BufferRecycler<Block>;
   /** Block key to the bytes of its records that sparse pulls have wanted since it was last kept (see want). */
   private readonly demand = new Map<number, number>();
+  /** Whether each of the last sparse-wanted blocks paid (its records used reached 1/minDensity of it), oldest first. */
+  private readonly outcomes: boolean[] = [];
+  private paidOutcomes = 0;
 
   constructor(
     readonly blockBytes = READ_BLOCK_BYTES,
     private readonly maxBlocks = READ_BLOCKS_MAX,
+    private readonly minDensity = READ_BLOCK_MIN_DENSITY,
   ) {
     this.recycler = new BufferRecycler<Block>(blockBytes, FREE_BLOCKS_MAX, (b) => b.mem);
   }
@@ -99,6 +112,7 @@ export class ReadBlocks {
     }
     if (pins) pins.add(b);
     else b.shared = true;
+    b.used += size;
     return b.buf.subarray(offset - b.start, offset - b.start + size);
   }
 
@@ -113,30 +127,48 @@ export class ReadBlocks {
       this.blocks.delete(key);
       this.recycler.retire(replaced);
     }
-    this.blocks.set(key, { start, buf, mem, pins: 0, shared: false, retired: false });
+    const wanted = this.demand.get(key);
+    this.blocks.set(key, {
+      start, buf, mem, pins: 0, shared: false, retired: false, sparse: wanted !== undefined, used: replaced?.used ?? wanted ?? 0,
+    });
     this.newestKey = key;
     this.demand.delete(key);
     if (this.blocks.size > this.maxBlocks) {
       const oldest = this.blocks.keys().next().value!;
       const b = this.blocks.get(oldest)!;
       this.blocks.delete(oldest);
+      if (b.sparse) this.remember(b.used * this.minDensity >= this.blockBytes);
       this.recycler.retire(b);
     }
   }
 
   /**
-   * Counts `bytes` of records at `offset` that a pull wants from a block not kept, and returns all such bytes
-   * wanted from that block so far. One sparse pull (a filter taking 1 record in 8 of one queue in 16) wants too
-   * little of a block to pay for reading it whole, but the pulls of the other queues want the rest of their
-   * records from the same stretch of the log: what they want together says when the block pays.
+   * Counts `bytes` of records at `offset` that a sparse pull wants from a block not kept, and says whether to read
+   * that block whole now. One sparse pull (a filter taking 1 record in 8 of one queue in 16) wants too little of a
+   * block to pay for reading it whole, but the pulls of the other queues want the rest of their records from the
+   * same stretch of the log: once what they want together reaches 1/minDensity of the block, it pays. And when
+   * most of the last blocks read that way were used that much by the time they left (the queues' consumers move
+   * through the log together), the next one is read at its first want, instead of the first pull into each block
+   * reading its records one by one. A lone sparse reader never gets there: its blocks are never used enough.
    */
-  want(offset: number, bytes: number): number {
+  want(offset: number, bytes: number): boolean {
     const key = Math.floor(offset / this.blockBytes);
     const total = (this.demand.get(key) ?? 0) + bytes;
     this.demand.delete(key);
     this.demand.set(key, total);
-    if (this.demand.size > DEMAND_BLOCKS_MAX) this.demand.delete(this.demand.keys().next().value!);
-    return total;
+    if (this.demand.size > DEMAND_BLOCKS_MAX) {
+      // Forgotten without having been read: its records were not wanted enough.
+      this.demand.delete(this.demand.keys().next().value!);
+      this.remember(false);
+    }
+    if (total * this.minDensity >= this.blockBytes) return true;
+    return this.outcomes.length >= OUTCOMES_MIN && this.paidOutcomes >= PAID_SHARE_TO_FORECAST * this.outcomes.length;
+  }
+
+  private remember(paid: boolean): void {
+    this.outcomes.push(paid);
+    if (paid) this.paidOutcomes++;
+    if (this.outcomes.length > OUTCOMES_MAX && this.outcomes.shift()) this.paidOutcomes--;
   }
 
   /** Forgets every block holding bytes at or beyond `offset` (the log was cut back there). */
@@ -158,6 +190,8 @@ export class ReadBlocks {
     for (const b of this.blocks.values()) b.shared = true;
     this.blocks.clear();
     this.demand.clear();
+    this.outcomes.length = 0;
+    this.paidOutcomes = 0;
     this.recycler.clear();
   }
 

@@ -40,6 +40,42 @@ describe('ReadBlocks', () => {
     expect(b.generation).toBe(g + 2);
   });
 
+  it('reads a sparse block whole at its first want only while the last such blocks were used enough', () => {
+    // 1,000-byte blocks, 2 kept, pays at 1/32 (32 bytes): each sparse pull wants 16 bytes of a block.
+    const b = new ReadBlocks(1000, 2, 32);
+    let key = 0;
+    /** A block wanted by sparse pulls, read, then used by views of `usedBytes` in all (16 of them before the read). */
+    const sparseBlock = (wantsBeforeRead: number, usedBytes: number) => {
+      const at = key++ * 1000;
+      let go = false;
+      for (let w = 0; w < wantsBeforeRead; w++) go = b.want(at, 16);
+      expect(go).toBe(true);
+      b.put(at, Buffer.alloc(1000));
+      for (let used = 16 * wantsBeforeRead; used < usedBytes; used += 16) b.get(at + used, 16);
+    };
+    // No history: one pull's 16 bytes do not pay, two pulls' do.
+    expect(b.want(key * 1000, 16)).toBe(false);
+    sparseBlock(1, 128);
+    // Eight blocks that were used 128 bytes each (the queues' consumers moving through the log together) ...
+    for (let i = 0; i < 9; i++) sparseBlock(2, 128);
+    // ... make the next block worth reading at its first want.
+    expect(b.want(key * 1000, 16)).toBe(true);
+    sparseBlock(1, 128);
+    // Blocks read that way that only their first pull used (a lone reader) stop the forecast once a few of them
+    // have left the cache (2 kept here; 16 in a store).
+    let forecasts = 0;
+    for (let i = 0; i < 40; i++) {
+      const at = key++ * 1000;
+      if (!b.want(at, 16)) break;
+      forecasts++;
+      b.put(at, Buffer.alloc(1000));
+    }
+    // The first two read push out the 2 paid blocks still kept; the next four push out four unpaid ones, which
+    // bring the paid share of the outcomes under 3/4.
+    expect(forecasts).toBe(2 + 4);
+    expect(b.want(key * 1000, 16)).toBe(false);
+  });
+
   it('reads into the buffer of a block out of the LRU only once no pinned view of it is held, and never after an unpinned view', () => {
     const b = new ReadBlocks(100, 1);
     const m1 = b.allocate(100);
