@@ -44,7 +44,7 @@ describe('ReadBlocks', () => {
     // 1,000-byte blocks, 2 kept, pays at 1/32 (32 bytes): each sparse pull wants 16 bytes of a block.
     const b = new ReadBlocks(1000, 2, 32);
     let key = 0;
-    /** A block wanted by sparse pulls, read, then used by views of `usedBytes` in all (16 of them before the read). */
+    /** A block wanted `wantsBeforeRead` times (16 bytes each), read, then viewed until `usedBytes` of it were used. */
     const sparseBlock = (wantsBeforeRead: number, usedBytes: number) => {
       const at = key++ * 1000;
       let go = false;
@@ -56,7 +56,8 @@ describe('ReadBlocks', () => {
     // No history: one pull's 16 bytes do not pay, two pulls' do.
     expect(b.want(key * 1000, 16)).toBe(false);
     sparseBlock(1, 128);
-    // Eight blocks that were used 128 bytes each (the queues' consumers moving through the log together) ...
+    // Nine more used 128 bytes each (the queues' consumers moving through the log together): with 2 kept, eight of
+    // the ten have left the cache, the outcomes a forecast needs ...
     for (let i = 0; i < 9; i++) sparseBlock(2, 128);
     // ... make the next block worth reading at its first want.
     expect(b.want(key * 1000, 16)).toBe(true);
