@@ -202,7 +202,38 @@ describe('frame encoder', () => {
       { ...createResponse(0), extFields: Object.create({ inherited: 'x' }) as Record<string, string> },
       { ...createResponse(0), extFields: ['a'] as unknown as Record<string, string> },
     ];
-    for (const c of cases) expect(encodeJsonHeader(c).toString('utf8')).toBe(reference(c));
+    const frameHeader = (c: RemotingCommand) => {
+      const frame = Buffer.concat(encodeFrame(c));
+      expect(frame.readInt32BE(0)).toBe(frame.length - 4);
+      return frame.subarray(8, 8 + frame.readInt32BE(4)).toString('utf8');
+    };
+    for (const c of cases) {
+      expect(encodeJsonHeader(c).toString('utf8')).toBe(reference(c));
+      expect(frameHeader(c)).toBe(reference(c));
+    }
+    // Random extFields: mostly plain ASCII (the bytes-first path), now and then a character JSON escapes or a
+    // non-ASCII one at any place of any key or value (that path gives up midway and the text path answers).
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const specials = ['"', '\\', '\n', '\u0001', '\u007f', 'é', '😀', '\u2028'];
+    const randomText = () => {
+      let t = '';
+      for (let i = rand(12); i > 0; i--) t += rand(40) === 0 ? specials[rand(specials.length)] : String.fromCharCode(0x20 + rand(95));
+      return t;
+    };
+    for (let i = 0; i < 500; i++) {
+      const ext: Record<string, string> = {};
+      for (let j = rand(6); j > 0; j--) ext[randomText()] = randomText();
+      const c = createResponse(rand(300), rand(10) === 0 ? randomText() : undefined, ext);
+      if (rand(20) === 0) c.extFields = undefined as unknown as Record<string, string>;
+      c.opaque = rand(2 ** 31) - 2 ** 30;
+      c.version = rand(500);
+      if (rand(20) === 0) c.language = 'GO';
+      expect(frameHeader(c)).toBe(reference(c));
+    }
   });
 
   it('writes multi-part bodies contiguously', () => {
