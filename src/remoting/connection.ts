@@ -71,6 +71,8 @@ export class Connection implements ClientChannel, BudgetedConnection {
   private granted = 0;
   private pumping = false;
   private readonly afterWriteBound = (): void => this.afterWrite();
+  /** The socket is corked and afterWrite is queued for this tick's writes (one per tick, not one per write). */
+  private corked = false;
   /** Free-form per-connection state for the layers above (client id, etc.). */
   readonly attributes = new Map<string, unknown>();
   /** Handed to every request of this connection (one object, not one per request). */
@@ -264,18 +266,22 @@ export class Connection implements ClientChannel, BudgetedConnection {
         this.pinnedBytes += pinnedBytesOf(parts);
       }
     }
-    this.socket.cork();
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(this.afterWriteBound);
+    }
     const last = parts.length - 1;
     for (let i = 0; i < last; i++) this.socket.write(parts[i]!);
     // The callback runs once the frame is with the kernel, or with an error when the socket is destroyed first.
     if (cmd.onWritten) this.socket.write(parts[last]!, cmd.onWritten);
     else this.socket.write(parts[last]!);
-    process.nextTick(this.afterWriteBound);
     return true;
   }
 
   /** After the tick's writes went to the kernel: count what it did not take, stop reading past the high-water mark. */
   private afterWrite(): void {
+    this.corked = false;
     this.socket.uncork();
     if (!this.budget || this.closed) return;
     const unsent = this.measureOutbound();
