@@ -75,67 +75,73 @@ export function createResponse(
 export class HeaderError extends Error {}
 
 export class HeaderReader {
-  /** `aliases` maps a field name to the short key a compact header carries it under (SEND_MESSAGE_V2's letters). */
-  constructor(
-    private readonly fields: Record<string, string>,
-    private readonly aliases?: Readonly<Record<string, string>>,
-  ) {}
-
-  private get(name: string): string | undefined {
-    if (this.aliases) {
-      const short = this.aliases[name];
-      const v = short === undefined ? undefined : this.fields[short];
-      if (v !== undefined) return v;
-    }
-    return this.fields[name];
-  }
+  constructor(private readonly fields: Record<string, string>) {}
 
   str(name: string): string {
-    const v = this.get(name);
-    if (v === undefined) throw new HeaderError(`the custom field <${name}> is null`);
-    return v;
+    return headerStr(name, this.fields[name]);
   }
   optStr(name: string): string | undefined {
-    return this.get(name);
+    return this.fields[name];
   }
   /** A Java int field (Integer.parseInt). */
   int(name: string): number {
-    return this.parseInt(name, this.str(name));
+    return headerInt(name, this.fields[name]);
   }
   /** An optional Java Integer field; absent or empty (Java 4.9.4+ reads empty binary-header values as null) → dflt. */
   optInt(name: string, dflt?: number): number | undefined {
-    const v = this.get(name);
-    if (v === undefined || v === '') return dflt;
-    return this.parseInt(name, v);
+    return headerOptInt(name, this.fields[name], dflt);
   }
   /**
    * A Java long field (Long.parseLong). Values beyond ±(2^53 − 1) come back rounded; fine for bounds (mqadmin's
    * Long.MAX_VALUE end time), and the store refuses to write any int64 it cannot hold exactly.
    */
   long(name: string): number {
-    return this.parseLong(name, this.str(name));
+    return headerLong(name, this.fields[name]);
   }
   optLong(name: string, dflt?: number): number | undefined {
-    const v = this.get(name);
-    if (v === undefined || v === '') return dflt;
-    return this.parseLong(name, v);
+    return headerOptLong(name, this.fields[name], dflt);
   }
   /** Java Boolean.parseBoolean: "true" in any case is true, anything else false. */
   bool(name: string, dflt = false): boolean {
-    const v = this.get(name);
-    if (v === undefined) return dflt;
-    return v.length === 4 && v.toLowerCase() === 'true';
+    return headerBool(this.fields[name], dflt);
   }
-  private parseInt(name: string, v: string): number {
-    const n = parseJavaInt(v);
-    if (n === undefined) throw new HeaderError(notANumber(name, v, JAVA_INT_RANGE));
-    return n;
-  }
-  private parseLong(name: string, v: string): number {
-    const n = parseJavaLong(v);
-    if (n === undefined) throw new HeaderError(notANumber(name, v, JAVA_LONG_RANGE));
-    return n;
-  }
+}
+
+// HeaderReader's reads for a value the caller looked up itself (`name` is the field's name, for the error): a hot
+// processor reads its fields with plain property accesses, which a shared reader's keyed lookups are not.
+
+export function headerStr(name: string, v: string | undefined): string {
+  if (v === undefined) throw new HeaderError(`the custom field <${name}> is null`);
+  return v;
+}
+
+export function headerInt(name: string, v: string | undefined): number {
+  const s = headerStr(name, v);
+  const n = parseJavaInt(s);
+  if (n === undefined) throw new HeaderError(notANumber(name, s, JAVA_INT_RANGE));
+  return n;
+}
+
+export function headerOptInt(name: string, v: string | undefined, dflt?: number): number | undefined {
+  if (v === undefined || v === '') return dflt;
+  return headerInt(name, v);
+}
+
+export function headerLong(name: string, v: string | undefined): number {
+  const s = headerStr(name, v);
+  const n = parseJavaLong(s);
+  if (n === undefined) throw new HeaderError(notANumber(name, s, JAVA_LONG_RANGE));
+  return n;
+}
+
+export function headerOptLong(name: string, v: string | undefined, dflt?: number): number | undefined {
+  if (v === undefined || v === '') return dflt;
+  return headerLong(name, v);
+}
+
+export function headerBool(v: string | undefined, dflt = false): boolean {
+  if (v === undefined) return dflt;
+  return v.length === 4 && v.toLowerCase() === 'true';
 }
 
 /** Java's remark would be `java.lang.NumberFormatException: For input string: "1e3", ...`; ours names the field. */

@@ -1,7 +1,8 @@
 // Header numbers are read as Java's Integer.parseInt / Long.parseLong read them: what Java refuses is refused
 // (and named), what Java accepts is accepted, including the corners (sign, leading zeros, Unicode digits, range).
 import { describe, expect, it } from 'vitest';
-import { HeaderError, HeaderReader } from '../../src/remoting/command.js';
+import { HeaderError, HeaderReader, createRequest } from '../../src/remoting/command.js';
+import { readSendHeader } from '../../src/broker/processors/send-message.js';
 import { parseJavaInt, parseJavaLong } from '../../src/remoting/java-number.js';
 
 describe('Java number parsing', () => {
@@ -44,10 +45,20 @@ describe('Java number parsing', () => {
   });
 
   it('HeaderReader names the field and shows the value', () => {
-    const h = new HeaderReader({ g: '1e3', e: '0x10', big: '9'.repeat(500) }, { bornTimestamp: 'g', queueId: 'e' });
+    const h = new HeaderReader({ bornTimestamp: '1e3', queueId: '0x10', big: '9'.repeat(500) });
     expect(() => h.long('bornTimestamp')).toThrow(HeaderError);
     expect(() => h.long('bornTimestamp')).toThrow(/<bornTimestamp> is not a long .*"1e3"/);
     expect(() => h.int('queueId')).toThrow(/<queueId> is not an int .*"0x10"/);
+    // SEND_MESSAGE_V2 carries them under letters: the error names the field, not the letter.
+    const v2 = (extFields: Record<string, string>) => readSendHeader(createRequest(310, extFields));
+    expect(() => v2({ a: 'g', b: 'T', e: '1', g: '1e3' })).toThrow(/<bornTimestamp> is not a long .*"1e3"/);
+    expect(() => v2({ a: 'g', b: 'T', e: '0x10' })).toThrow(/<queueId> is not an int .*"0x10"/);
+    expect(() => v2({ a: 'g', b: 'T' })).toThrow(/<queueId> is null/);
+    // A letter that is absent falls back to the full name; the letter wins when both are there.
+    expect(v2({ a: 'g', b: 'T', queueId: '3', e: '5', flag: '7', m: 'TRUE' })).toMatchObject({
+      producerGroup: 'g', topic: 'T', queueId: 5, flag: 7, batch: true, sysFlag: 0, defaultTopicQueueNums: 4, properties: '',
+    });
+    expect(v2({ a: 'g', b: 'T', queueId: '3' }).queueId).toBe(3);
     let remark = '';
     try {
       h.long('big');

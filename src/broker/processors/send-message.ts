@@ -1,6 +1,8 @@
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
-import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
+import {
+  HeaderReader, type RemotingCommand, createResponse, headerBool, headerInt, headerOptInt, headerOptLong, headerStr,
+} from '../../remoting/command.js';
 import { type ProcessorTable, type RequestContext, sameProcessor } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
 import { offsetMessageIds } from '../message-id.js';
@@ -10,32 +12,16 @@ import { type BatchItem, type SendRequest, type Stored, sendMessage } from '../s
 import { SystemTopic } from '../topic/topic-config.js';
 import { putResultToResponse } from './put-status.js';
 
-/** Where SendMessageRequestHeaderV2 carries each field: one-letter keys (Java SendMessageRequestHeaderV2). */
-const V2_LETTERS: Readonly<Record<string, string>> = {
-  producerGroup: 'a',
-  topic: 'b',
-  defaultTopic: 'c',
-  defaultTopicQueueNums: 'd',
-  queueId: 'e',
-  sysFlag: 'f',
-  bornTimestamp: 'g',
-  flag: 'h',
-  properties: 'i',
-  reconsumeTimes: 'j',
-  unitMode: 'k',
-  maxReconsumeTimes: 'l',
-  batch: 'm',
-  brokerName: 'n',
-};
-
 /** Inner messages one SEND_BATCH_MESSAGE may carry; Java has no count cap, only the 4 MiB size cap. */
 const MAX_BATCH_MESSAGES = 10_000;
 
 /** Reads either header style: full names (10, Go) or the V2 letters (310/320, Java and ali-ons). */
 export function readSendHeader(req: RemotingCommand): SendHeader {
   const fields = req.extFields;
-  const v2 = req.code !== RequestCode.SEND_MESSAGE && fields.b !== undefined && fields.topic === undefined;
-  const h = new HeaderReader(fields, v2 ? V2_LETTERS : undefined);
+  if (req.code !== RequestCode.SEND_MESSAGE && fields.b !== undefined && fields.topic === undefined) {
+    return readSendHeaderV2(fields);
+  }
+  const h = new HeaderReader(fields);
   return {
     producerGroup: h.str('producerGroup'),
     topic: h.str('topic'),
@@ -43,12 +29,34 @@ export function readSendHeader(req: RemotingCommand): SendHeader {
     defaultTopicQueueNums: h.optInt('defaultTopicQueueNums', 4) ?? 4,
     queueId: h.int('queueId'),
     sysFlag: h.optInt('sysFlag', 0) ?? 0,
-    bornTimestamp: h.optLong('bornTimestamp', Date.now()) ?? Date.now(),
+    bornTimestamp: h.optLong('bornTimestamp') ?? Date.now(),
     flag: h.optInt('flag', 0) ?? 0,
     properties: h.optStr('properties') ?? '',
     reconsumeTimes: h.optInt('reconsumeTimes', 0) ?? 0,
     maxReconsumeTimes: h.optInt('maxReconsumeTimes'),
     batch: h.bool('batch'),
+  };
+}
+
+/**
+ * SendMessageRequestHeaderV2: each field under its letter (a producerGroup ... m batch; n brokerName is not read
+ * here), or under its full name when the letter is absent. One property access per field: the shared reader's
+ * keyed lookups (two a field, megamorphic) were ~3 % of the server's CPU in the async row.
+ */
+function readSendHeaderV2(f: Record<string, string>): SendHeader {
+  return {
+    producerGroup: headerStr('producerGroup', f.a ?? f.producerGroup),
+    topic: headerStr('topic', f.b ?? f.topic),
+    defaultTopic: f.c ?? f.defaultTopic ?? SystemTopic.AUTO_CREATE_TOPIC_KEY,
+    defaultTopicQueueNums: headerOptInt('defaultTopicQueueNums', f.d ?? f.defaultTopicQueueNums, 4) ?? 4,
+    queueId: headerInt('queueId', f.e ?? f.queueId),
+    sysFlag: headerOptInt('sysFlag', f.f ?? f.sysFlag, 0) ?? 0,
+    bornTimestamp: headerOptLong('bornTimestamp', f.g ?? f.bornTimestamp) ?? Date.now(),
+    flag: headerOptInt('flag', f.h ?? f.flag, 0) ?? 0,
+    properties: f.i ?? f.properties ?? '',
+    reconsumeTimes: headerOptInt('reconsumeTimes', f.j ?? f.reconsumeTimes, 0) ?? 0,
+    maxReconsumeTimes: headerOptInt('maxReconsumeTimes', f.l ?? f.maxReconsumeTimes),
+    batch: headerBool(f.m ?? f.batch),
   };
 }
 
