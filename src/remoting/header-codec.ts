@@ -220,8 +220,8 @@ function plainFrameHead(cmd: RemotingCommand, bodyLen: number): Buffer | undefin
       return undefined;
     }
     keys = Object.keys(extFields);
-    // ,"extFields":{} plus "k":"v" and a comma between entries
-    length += 15 + (keys.length > 0 ? keys.length - 1 : 0);
+    // ,"extFields":{ and } plus "k":"v" and a comma between entries
+    length += PLAIN_EXT_OPEN.length + 1 + (keys.length > 0 ? keys.length - 1 : 0);
     for (const k of keys) {
       const v: unknown = extFields[k];
       if (typeof v !== 'string') return undefined;
@@ -231,10 +231,10 @@ function plainFrameHead(cmd: RemotingCommand, bodyLen: number): Buffer | undefin
   const head = Buffer.allocUnsafe(8 + length);
   head.writeInt32BE(4 + length + bodyLen, 0);
   head.writeInt32BE(length & 0xffffff, 4);
-  let p = putAscii(head, 8, '{"code":');
+  let p = putAscii(head, 8, PLAIN_CODE);
   p = putAscii(head, p, codeText);
   if (keys !== undefined) {
-    p = putAscii(head, p, ',"extFields":{');
+    p = putAscii(head, p, PLAIN_EXT_OPEN);
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
       if (i > 0) head[p++] = 0x2c;
@@ -248,20 +248,25 @@ function plainFrameHead(cmd: RemotingCommand, bodyLen: number): Buffer | undefin
     }
     head[p++] = 0x7d;
   }
-  p = putAscii(head, p, ',"flag":');
+  p = putAscii(head, p, PLAIN_FLAG);
   p = putAscii(head, p, flagText);
-  p = putAscii(head, p, ',"language":"JAVA","opaque":');
+  p = putAscii(head, p, PLAIN_LANGUAGE_OPAQUE);
   p = putAscii(head, p, opaqueText);
-  p = putAscii(head, p, ',"serializeTypeCurrentRPC":"JSON","version":');
+  p = putAscii(head, p, PLAIN_VERSION);
   p = putAscii(head, p, versionText);
   head[p++] = 0x7d;
   return head;
 }
 
-/** The bytes of plainFrameHead's text other than the four numbers and the extFields. */
+// plainFrameHead's text around the four numbers and the extFields, in fastjson's key order.
+const PLAIN_CODE = '{"code":';
+const PLAIN_EXT_OPEN = ',"extFields":{';
+const PLAIN_FLAG = ',"flag":';
+const PLAIN_LANGUAGE_OPAQUE = ',"language":"JAVA","opaque":';
+const PLAIN_VERSION = ',"serializeTypeCurrentRPC":"JSON","version":';
+/** Its bytes other than the numbers and the extFields (the closing brace included). */
 const PLAIN_FIXED_BYTES =
-  '{"code":'.length + ',"flag":'.length + ',"language":"JAVA","opaque":'.length +
-  ',"serializeTypeCurrentRPC":"JSON","version":'.length + '}'.length;
+  PLAIN_CODE.length + PLAIN_FLAG.length + PLAIN_LANGUAGE_OPAQUE.length + PLAIN_VERSION.length + 1;
 
 /** Writes an ASCII string at `p`; returns the position after it. */
 function putAscii(buf: Buffer, p: number, s: string): number {
