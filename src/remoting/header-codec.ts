@@ -1,5 +1,6 @@
 import { languageNameFromOrdinal } from '../common/language-code.js';
 import { FLAG_RESPONSE, type RemotingCommand } from './command.js';
+import { decodeLetterHeader } from './letter-header.js';
 
 /** A header that could not be decoded: the connection is closed (Java's decoder closes the channel). */
 export class FrameError extends Error {}
@@ -8,9 +9,12 @@ const MAX_EXT_FIELDS = 1024;
 
 /** Decodes a JSON header (serialize type 0). Values of extFields are coerced to strings (ali-ons sends raw JS values). */
 export function decodeJsonHeader(header: Buffer): Omit<RemotingCommand, 'body'> {
+  const text = header.toString('utf8');
+  const letters = decodeLetterHeader(text);
+  if (letters !== undefined) return letters;
   let obj: unknown;
   try {
-    obj = JSON.parse(header.toString('utf8'));
+    obj = JSON.parse(text);
   } catch {
     throw new FrameError('header is not valid JSON');
   }
