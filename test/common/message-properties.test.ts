@@ -50,6 +50,60 @@ describe('readSendProperties', () => {
   });
 });
 
+describe('getProperty', () => {
+  /** The first property of that name, found by stepping from property to property. */
+  function stepping(s: string, name: string): string | undefined {
+    let pos = 0;
+    while (pos <= s.length) {
+      if (s.startsWith(name + '\u0001', pos)) {
+        const start = pos + name.length + 1;
+        let end = s.indexOf('\u0002', start);
+        if (end < 0) end = s.length;
+        return end > start ? s.slice(start, end) : undefined;
+      }
+      const next = s.indexOf('\u0002', pos);
+      if (next < 0) return undefined;
+      pos = next + 1;
+    }
+    return undefined;
+  }
+
+  it('takes the first property of the name, only where a property starts', () => {
+    expect(getProperty('a\u0001TAGS\u0002TAGS\u0001z', 'TAGS')).toBe('z');
+    expect(getProperty('XTAGS\u0001x\u0002TAGSX\u0001y\u0002TAGS\u0001t\u0002TAGS\u0001u', 'TAGS')).toBe('t');
+    expect(getProperty('TAGS\u0001\u0002TAGS\u0001b', 'TAGS')).toBeUndefined();
+    expect(getProperty('TAGS', 'TAGS')).toBeUndefined();
+    expect(getProperty('\u0001x\u0002', '')).toBeUndefined();
+    expect(getProperty(undefined, 'TAGS')).toBeUndefined();
+  });
+
+  it('agrees with stepping from property to property on random strings', () => {
+    let seed = 4242;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const pieces = [...NAMES, 'WAIT', 'TAG', 'TAGSX', 'XTAGS', '', 'v', 'a b', '\u0001', '\u0002', 'TAGS\u0001', '\u0002TAGS'];
+    const names = [...NAMES, 'TAG', 'WAIT', 'v', 'a b', 'TAGSX'];
+    let found = 0;
+    for (let i = 0; i < 5000; i++) {
+      let s = '';
+      const parts = rnd(8);
+      for (let j = 0; j < parts; j++) {
+        s += pieces[rnd(pieces.length)]!;
+        if (rnd(3) > 0) s += '\u0001' + pieces[rnd(pieces.length)]!;
+        if (rnd(4) > 0) s += '\u0002';
+      }
+      for (const name of names) {
+        const want = stepping(s, name);
+        if (want !== undefined) found++;
+        expect(getProperty(s, name), JSON.stringify([s, name])).toBe(want);
+      }
+    }
+    expect(found).toBeGreaterThan(1000);
+  });
+});
+
 describe('lastPropertyOf', () => {
   /** Property strings built from pieces that hit every parsing edge: separators, empty names and values, repeats. */
   function randomPropertiesString(next: () => number): string {
