@@ -257,7 +257,6 @@ export class Connection implements ClientChannel, BudgetedConnection {
       return false;
     }
     let parts = encodeFrame(cmd);
-    if (parts.length > 2) parts = joinedSmallParts(parts);
     if (this.budget) {
       if (unsent > 0 && cmd.bodyParts && cmd.bodyParts.length > 0) {
         // Behind a backlog the answer waits in memory: one exact copy rather than views that keep whole
@@ -377,21 +376,4 @@ function pinnedBytesOf(parts: readonly Buffer[]): number {
     total += ab.byteLength >= PINNING_ALLOCATION_BYTES && ab.byteLength > p.byteLength ? ab.byteLength : p.byteLength;
   }
   return total;
-}
-
-/** Up to this many bytes a frame of many small parts is joined into one buffer (see joinedSmallParts). */
-const JOIN_MAX_BYTES = 1 << 20;
-/** Parts up to this size on average are joined; larger ones are written as the views they are. */
-const JOIN_MAX_AVERAGE_PART_BYTES = 8 * 1024;
-
-/**
- * A pull answer of 32 small messages is 33 parts: writing them one by one cost a socket.write each and a writev of
- * 33 iovecs, more than copying them once into one buffer. Large messages keep their views (copying them costs more
- * than it saves).
- */
-function joinedSmallParts(parts: Buffer[]): Buffer[] {
-  let total = 0;
-  for (const p of parts) total += p.length;
-  if (total > JOIN_MAX_BYTES || total > parts.length * JOIN_MAX_AVERAGE_PART_BYTES) return parts;
-  return [Buffer.concat(parts, total)];
 }
