@@ -13,6 +13,18 @@ function byGetProperty(s: string) {
   };
 }
 
+/** Up to 7 properties from `pieces`, each with or without a value and a separator after it. */
+function randomSendPropertiesString(rnd: (n: number) => number, pieces: string[]): string {
+  let s = '';
+  const parts = rnd(8);
+  for (let j = 0; j < parts; j++) {
+    s += pieces[rnd(pieces.length)]!;
+    if (rnd(3) > 0) s += '\u0001' + pieces[rnd(pieces.length)]!;
+    if (rnd(4) > 0) s += '\u0002';
+  }
+  return s;
+}
+
 function strip<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
@@ -38,13 +50,7 @@ describe('readSendProperties', () => {
     };
     const pieces = [...NAMES, 'WAIT', 'TAG', 'TAGSX', '', 'v', 'a b', '\u0001', '\u0002'];
     for (let i = 0; i < 5000; i++) {
-      let s = '';
-      const parts = rnd(8);
-      for (let j = 0; j < parts; j++) {
-        s += pieces[rnd(pieces.length)]!;
-        if (rnd(3) > 0) s += '\u0001' + pieces[rnd(pieces.length)]!;
-        if (rnd(4) > 0) s += '\u0002';
-      }
+      const s = randomSendPropertiesString(rnd, pieces);
       expect(strip(readSendProperties(s)), JSON.stringify(s)).toEqual(strip(byGetProperty(s)));
     }
   });
@@ -87,13 +93,7 @@ describe('getProperty', () => {
     const names = [...NAMES, 'TAG', 'WAIT', 'v', 'a b', 'TAGSX'];
     let found = 0;
     for (let i = 0; i < 5000; i++) {
-      let s = '';
-      const parts = rnd(8);
-      for (let j = 0; j < parts; j++) {
-        s += pieces[rnd(pieces.length)]!;
-        if (rnd(3) > 0) s += '\u0001' + pieces[rnd(pieces.length)]!;
-        if (rnd(4) > 0) s += '\u0002';
-      }
+      const s = randomSendPropertiesString(rnd, pieces);
       for (const name of names) {
         const want = stepping(s, name);
         if (want !== undefined) found++;
