@@ -326,14 +326,20 @@ export class DefaultMessageStore implements MessageStore {
 
   // ---------------------------------------------------------------- put
 
-  private prepare(msg: MessageToStore): PreparedMessage | PutResult {
-    const topicBytes = topicBytesOf(msg.topic);
-    if (topicBytes.length === 0 || topicBytes.length > MAX_TOPIC_LENGTH || !isSafeTopicName(msg.topic)) {
+  /** The topic's UTF-8 bytes, or a refusal: checked once per put (a batch has one topic and queue). */
+  private topicBytesFor(topic: string, queueId: number): Buffer | PutResult {
+    const topicBytes = topicBytesOf(topic);
+    if (topicBytes.length === 0 || topicBytes.length > MAX_TOPIC_LENGTH || !isSafeTopicName(topic)) {
       return rejected('MESSAGE_ILLEGAL', `illegal topic (length ${topicBytes.length})`);
     }
-    if (!Number.isInteger(msg.queueId) || msg.queueId < 0 || msg.queueId > MAX_QUEUE_ID) {
-      return rejected('MESSAGE_ILLEGAL', `illegal queueId ${msg.queueId}`);
+    if (!Number.isInteger(queueId) || queueId < 0 || queueId > MAX_QUEUE_ID) {
+      return rejected('MESSAGE_ILLEGAL', `illegal queueId ${queueId}`);
     }
+    return topicBytes;
+  }
+
+  /** One message's checks and sizes; its topic and queue were checked by topicBytesFor. */
+  private prepare(msg: MessageToStore, topicBytes: Buffer): PreparedMessage | PutResult {
     // A body given as pieces (a large request cut by socket chunks) is measured, CRC'd and copied piece by piece.
     const parts = msg.bodyParts;
     if (!parts && !Buffer.isBuffer(msg.body)) return rejected('MESSAGE_ILLEGAL', 'message body is missing');
@@ -356,6 +362,7 @@ export class DefaultMessageStore implements MessageStore {
     const totalSize = encodeRecordSize(sysFlag, bodyLength, topicBytes.length, propertiesLength);
     return {
       msg, totalSize, sysFlag, bodyCrc: parts ? bodyCrc32Parts(parts) : bodyCrc32(msg.body), propertiesLength, queued: isQueuedTransactionType(sysFlag),
+      topicBytes,
     };
   }
 
@@ -375,6 +382,8 @@ export class DefaultMessageStore implements MessageStore {
     if (this.cleaner.diskFull) return Promise.resolve(rejected('SERVICE_NOT_AVAILABLE', this.cleaner.diskFullRemark()));
     if (msgs.length === 0) return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'empty batch'));
     const first = msgs[0]!;
+    const topicBytes = this.topicBytesFor(first.topic, first.queueId);
+    if (!Buffer.isBuffer(topicBytes)) return Promise.resolve(topicBytes);
     const prepared: PreparedMessage[] = new Array(msgs.length);
     let total = 0;
     let bodies = 0;
@@ -383,7 +392,7 @@ export class DefaultMessageStore implements MessageStore {
       if (m.topic !== first.topic || m.queueId !== first.queueId) {
         return Promise.resolve(rejected('MESSAGE_ILLEGAL', 'a batch must target one topic and queue'));
       }
-      const p = this.prepare(m);
+      const p = this.prepare(m, topicBytes);
       if (!('msg' in p)) return Promise.resolve(p);
       prepared[i] = p;
       total += p.totalSize;

@@ -132,6 +132,7 @@ describe('a put failing after validation leaves no queue hole', () => {
     // after the first record of the batch was already encoded.
     const prepared = [good, { ...good, bornTimestamp: 2 ** 70 }].map((msg) => ({
       msg, totalSize: 0, sysFlag: 0, bodyCrc: 0, propertiesLength: Buffer.byteLength(msg.propertiesString), queued: true,
+      topicBytes: Buffer.from(msg.topic),
     }));
     const { encodeRecordSize, topicBytesOf } = await import('../../src/store/record.js');
     for (const p of prepared) p.totalSize = encodeRecordSize(0, p.msg.body.length, topicBytesOf('Q').length, p.propertiesLength);

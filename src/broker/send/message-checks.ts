@@ -76,6 +76,8 @@ export function checkMessage(ctx: BrokerContext, header: SendHeader, peer: strin
       `request queueId[${header.queueId}] is illegal, topic:[${header.topic}] writeQueueNums:[${tc.writeQueueNums}] readQueueNums:[${tc.readQueueNums}]`,
     );
   }
+  // The same name as the config's interned object (the table's key): the store's maps then find it by pointer.
+  header.topic = tc.topicName;
   return tc;
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import { TableFile } from '../../common/table-file.js';
+import { internString } from '../../common/intern.js';
 import { type DataVersion, bumpDataVersion, dataVersionEquals, dataVersionOf, newDataVersion } from '../data-version.js';
 import { Perm, SystemTopic, type TopicConfig, isInherited, newTopicConfig } from './topic-config.js';
 
@@ -96,6 +97,7 @@ export class TopicConfigManager {
    * sends just that topic, Java registerIncrementBrokerData), so no full registration is asked for here.
    */
   upsert(tc: TopicConfig, opts: { callerRegisters?: boolean } = {}): void {
+    tc.topicName = internString(tc.topicName); // the object sends look the store's maps up with (checkMessage)
     this.table.set(tc.topicName, tc);
     this.changed(opts.callerRegisters !== true);
   }

@@ -1,3 +1,4 @@
+import { internString } from '../../common/intern.js';
 /** Permission bits (Java: common/constant/PermName.java). */
 export const Perm = {
   PRIORITY: 8,
@@ -24,7 +25,8 @@ export interface TopicConfig {
 
 export function newTopicConfig(name: string, queues: number, perm = Perm.READ | Perm.WRITE): TopicConfig {
   return {
-    topicName: name,
+    // The one object sends swap their header's topic for (checkMessage), so the store's maps compare pointers.
+    topicName: internString(name),
     readQueueNums: queues,
     writeQueueNums: queues,
     perm,

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import {
   CommitLog, type CommitLogDeps, type CommitLogFactory, type CommitLogFile, type CommitLogPort, type CommitLogStats,
   type DecodedRecord, parseDelayLevels, type PreparedMessage, type PutResult, type PutStatus, type QueueOffsetCounter,
-  RecordPos, type ReplicaAppendRefusal, type StoreConfig, storeFs as fs, topicBytesOf, writeInt64, writeRecord,
+  RecordPos, type ReplicaAppendRefusal, type StoreConfig, storeFs as fs, writeInt64, writeRecord,
 } from '../../store/index.js';
 import { classicDataEnd, sealClassicLog } from './classic-log.js';
 import { entryStoreTimestamp, scanEntries } from './entry-scan.js';
@@ -213,7 +213,7 @@ export class DLedgerCommitLog implements CommitLogPort {
         const body = Buffer.allocUnsafe(m.totalSize);
         writeRecord(body, 0, m.msg, {
           totalSize: m.totalSize, sysFlag: m.sysFlag, bodyCrc: m.bodyCrc, queueOffset: m.queued ? base + queued++ : 0,
-          commitLogOffset: 0, storeTimestamp, topicBytes: topicBytesOf(m.msg.topic), propertiesLength: m.propertiesLength,
+          commitLogOffset: 0, storeTimestamp, topicBytes: m.topicBytes, propertiesLength: m.propertiesLength,
         });
         bodies[i] = body;
       }

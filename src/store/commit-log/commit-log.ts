@@ -8,7 +8,7 @@ import type { PutResult, PutStatus } from '../types.js';
 import { indexKeysOf } from '../record-properties.js';
 import { parseDelayLevels, type StoreConfig } from '../config.js';
 import {
-  BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, topicBytesOf, writeRecord, type DecodedRecord, type RecordPlacement,
+  BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, writeRecord, type DecodedRecord, type RecordPlacement,
 } from '../record.js';
 import { fs, fdatasync, writevAll, writevAllSync } from '../io.js';
 import { Segment } from '../segment.js';
@@ -212,7 +212,7 @@ export class CommitLog implements CommitLogPort {
         const commitLogOffset = firstOffset + (p - pos);
         const placement: RecordPlacement = {
           totalSize: m.totalSize, sysFlag: m.sysFlag, bodyCrc: m.bodyCrc, queueOffset, commitLogOffset,
-          storeTimestamp, topicBytes: topicBytesOf(m.msg.topic), propertiesLength: m.propertiesLength,
+          storeTimestamp, topicBytes: m.topicBytes, propertiesLength: m.propertiesLength,
         };
         writeRecord(buf, p, m.msg, placement);
         offsets[i] = commitLogOffset;

@@ -20,6 +20,8 @@ export interface PreparedMessage {
   propertiesLength: number;
   /** Gets a queue offset and a consume-queue entry (tx NOT / COMMIT). */
   queued: boolean;
+  /** The topic's UTF-8 bytes (record.ts topicBytesOf). */
+  topicBytes: Buffer;
 }
 
 /** What the commit log reports for each written record: the consume-queue entry plus what the index needs. */

@@ -1,6 +1,7 @@
 // All consume queues: `{root}/consumequeue/{topic}/{queueId}/` (Java ConsumeQueueStore).
 import { fs } from '../io.js';
 import path from 'node:path';
+import { internString } from '../../common/intern.js';
 import type { Logger } from 'pino';
 import { ConsumeQueue } from './consume-queue.js';
 import { PageCacheReader } from '../page-cache-reader.js';
@@ -35,7 +36,8 @@ export class ConsumeQueueStore {
     let byId = this.topics.get(topic);
     if (!byId) {
       byId = new Map();
-      this.topics.set(topic, byId);
+      // Keyed by the interned name, the object sends look it up with (see common/intern.ts).
+      this.topics.set(internString(topic), byId);
     }
     let cq = byId.get(queueId);
     if (!cq) {
