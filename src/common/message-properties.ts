@@ -112,19 +112,29 @@ export interface SendProperties {
   cluster?: string;
 }
 
-const SEND_PROPERTY_FIELDS = new Map<string, { key: keyof SendProperties; bit: number }>([
-  [MessageConst.TAGS, { key: 'tags', bit: 1 }],
-  [MessageConst.KEYS, { key: 'keys', bit: 2 }],
-  [MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, { key: 'uniqKey', bit: 4 }],
-  [MessageConst.CLUSTER, { key: 'cluster', bit: 8 }],
-]);
+/** Which of the four names the property at [pos, sep) of `s` is (a bit of SendProperties), or 0. */
+function sendPropertyBit(s: string, pos: number, sep: number): number {
+  // By length first, then one native comparison in place: no slice of the name and no hash of it.
+  switch (sep - pos) {
+    case 4:
+      if (s.startsWith(MessageConst.TAGS, pos)) return 1;
+      return s.startsWith(MessageConst.KEYS, pos) ? 2 : 0;
+    case 8:
+      return s.startsWith(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, pos) ? 4 : 0;
+    case 7:
+      return s.startsWith(MessageConst.CLUSTER, pos) ? 8 : 0;
+    default:
+      return 0;
+  }
+}
 
 /**
  * TAGS, KEYS, UNIQ_KEY and CLUSTER in one scan of a properties string, with getProperty's rules (the first
  * occurrence of a name counts; an empty value reads as absent).
  */
 export function readSendProperties(s: string): SendProperties {
-  const out: SendProperties = {};
+  // All four fields from the start: one object shape for every message, whatever its properties.
+  const out: SendProperties = { tags: undefined, keys: undefined, uniqKey: undefined, cluster: undefined };
   let seen = 0;
   let pos = 0;
   while (pos < s.length) {
@@ -132,11 +142,16 @@ export function readSendProperties(s: string): SendProperties {
     if (end < 0) end = s.length;
     const sep = s.indexOf(NAME_VALUE_SEPARATOR, pos);
     if (sep >= 0 && sep < end) {
-      const name = s.slice(pos, sep);
-      const field = SEND_PROPERTY_FIELDS.get(name);
-      if (field !== undefined && (seen & field.bit) === 0) {
-        seen |= field.bit;
-        if (end > sep + 1) out[field.key] = s.slice(sep + 1, end);
+      const bit = sendPropertyBit(s, pos, sep);
+      if (bit !== 0 && (seen & bit) === 0) {
+        seen |= bit;
+        if (end > sep + 1) {
+          const value = s.slice(sep + 1, end);
+          if (bit === 1) out.tags = value;
+          else if (bit === 2) out.keys = value;
+          else if (bit === 4) out.uniqKey = value;
+          else out.cluster = value;
+        }
       }
     }
     pos = end + 1;
