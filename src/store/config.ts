@@ -31,6 +31,13 @@ export const STORE_SCHEMA = {
   flushCommitLogThoroughInterval: { type: 'int', default: 10000, min: 0, live: true },
   /** Consume-queue (and checkpoint) flush period, ms (Java 1000). Our flush timer is set at start. */
   flushIntervalConsumeQueue: { type: 'int', default: 1000, min: 1 },
+  /** Consume-queue flush: a queue is synced only once this many 4 KiB pages of it are unsynced (Java 2). */
+  flushConsumeQueueLeastPages: { type: 'int', default: 2, min: 0, live: true },
+  /**
+   * Consume-queue flush regardless of unsynced pages this often, ms (Java 60000); only such a flush moves the
+   * checkpoint's logicsMsgTimestamp, where recovery after an abnormal stop starts re-dispatching.
+   */
+  flushConsumeQueueThoroughInterval: { type: 'int', default: 60000, min: 0, live: true },
   /** SYNC_FLUSH: a put waits this long for its fsync before answering FLUSH_DISK_TIMEOUT, ms (Java 5000). */
   syncFlushTimeout: { type: 'int', default: 5000, min: 1, live: true },
   /** Largest body accepted, bytes (Java 4 MiB); the broker's send check and the store's read the same value. */

@@ -67,7 +67,7 @@ export class Dispatcher {
       }
       let added: boolean;
       try {
-        added = this.cqStore.getOrCreate(e.topic, e.queueId).putEntry(e.queueOffset, e.commitLogOffset, e.sizeBytes, e.tagsCode);
+        added = this.cqStore.getOrCreate(e.topic, e.queueId).putEntry(e.queueOffset, e.commitLogOffset, e.sizeBytes, e.tagsCode, e.storeTimestamp);
       } catch (err) {
         // One entry failing must not cost the batch's others their entries (a queue hole); a restart rebuilds it.
         this.logger.error({ err, topic: e.topic, queueId: e.queueId, queueOffset: e.queueOffset }, 'dispatch: consume-queue entry failed');
@@ -114,7 +114,7 @@ export class Dispatcher {
     if (!isQueuedTransactionType(rec.sysFlag)) return false;
     const cq = this.cqStore.getOrCreate(rec.topic, rec.queueId);
     const tagsCode = tagsCodeOf(rec.topic, rec.propertiesString, rec.storeTimestamp, this.delayLevelsMs);
-    const added = cq.putEntry(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode) ||
+    const added = cq.putEntry(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode, rec.storeTimestamp) ||
       (verifyPresent && cq.repairEntrySync(rec.queueOffset, commitLogOffset, rec.totalSize, tagsCode));
     if (added) this.lastStoreTimestamp = rec.storeTimestamp;
     return added;

@@ -255,10 +255,12 @@ describe('abnormal recovery starts at the checkpoint', () => {
     }
   });
 
-  it('forces the checkpoint about every second while running', async () => {
+  it('forces the checkpoint about every second while running (every consume-queue round thorough)', async () => {
     const root = await makeTempDir();
     try {
-      const store = await openStore(root, { flushDiskType: 'SYNC_FLUSH', flushIntervalConsumeQueue: 1000 });
+      const store = await openStore(root, {
+        flushDiskType: 'SYNC_FLUSH', flushIntervalConsumeQueue: 1000, flushConsumeQueueThoroughInterval: 0,
+      });
       const r = await store.putMessage(makeMessage('Cp', 0, 'one'));
       const deadline = Date.now() + 3000;
       let onDisk = 0;

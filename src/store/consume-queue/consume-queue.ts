@@ -3,7 +3,7 @@
 // (Java ConsumeQueue). Recent entries live in an in-memory tail; older ones are read from the files.
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { CQ_UNIT_SIZE } from '../config.js';
+import { CQ_UNIT_SIZE, OS_PAGE_SIZE } from '../config.js';
 import { fs, fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } from '../io.js';
 import { PageCacheReader } from '../page-cache-reader.js';
 import { readInt64, writeInt32, writeInt64 } from '../record.js';
@@ -69,6 +69,11 @@ export class ConsumeQueue implements QueueOffsetCounter {
   /** Entries below this have been written to their files; below syncedIndex also fdatasync'ed. */
   private writtenIndex = 0;
   private syncedIndex = 0;
+  /**
+   * Store timestamp of the first record whose entry came in while every entry was synced; 0 while all are synced or
+   * when unknown. The checkpoint's consume-queue time stays below it (MessageStore's consume-queue flush).
+   */
+  unsyncedSinceStoreTimestamp = 0;
   private writing = false;
   private writeTimer: NodeJS.Timeout | null = null;
   private idleWaiters: Array<() => void> = [];
@@ -227,8 +232,9 @@ export class ConsumeQueue implements QueueOffsetCounter {
    * Adds the entry for `queueOffset` (idempotent: an offset already present is skipped and false returned).
    * An empty queue starts at the first offset it is given (its min); a gap is filled with placeholders.
    */
-  putEntry(queueOffset: number, commitLogOffset: number, sizeBytes: number, tagsCode: number): boolean {
+  putEntry(queueOffset: number, commitLogOffset: number, sizeBytes: number, tagsCode: number, storeTimestamp = 0): boolean {
     if (queueOffset < this.maxOffset) return false;
+    if (this.syncedIndex >= this.maxOffset) this.unsyncedSinceStoreTimestamp = storeTimestamp;
     if (this.maxOffset === this.minOffset && this.files.length === 0 && queueOffset > this.maxOffset) {
       this.minOffset = this.maxOffset = this.tailStart = this.writtenIndex = this.syncedIndex = queueOffset;
     }
@@ -272,7 +278,10 @@ export class ConsumeQueue implements QueueOffsetCounter {
       const file = this.fileFor(queueOffset * CQ_UNIT_SIZE);
       if (!file || file.fd < 0) return false;
       writevAllSync(file.fd, [entry], queueOffset * CQ_UNIT_SIZE - file.fromOffset);
-      if (this.syncedIndex > queueOffset) this.syncedIndex = queueOffset;
+      if (this.syncedIndex > queueOffset) {
+        this.syncedIndex = queueOffset;
+        this.unsyncedSinceStoreTimestamp = 0;
+      }
     }
     if (commitLogOffset + sizeBytes > this.maxPhysicEnd) this.maxPhysicEnd = commitLogOffset + sizeBytes;
     this.logger.warn({ topic: this.topic, queueId: this.queueId, queueOffset, found: e, commitLogOffset, sizeBytes },
@@ -386,7 +395,17 @@ export class ConsumeQueue implements QueueOffsetCounter {
     }
     await Promise.all([...files].map((f) => f.withFd(fdatasync)));
     if (target > this.syncedIndex) this.syncedIndex = target;
+    // Entries that came in during the sync keep the older time: later than needed is never wrong.
+    if (this.syncedIndex >= this.maxOffset) this.unsyncedSinceStoreTimestamp = 0;
     return files.size;
+  }
+
+  /**
+   * Page boundaries crossed between the synced entries and the dispatched ones (Java MappedFile.isAbleToFlush
+   * compares the write and flush positions' page numbers the same way).
+   */
+  get unsyncedPages(): number {
+    return Math.floor((this.maxOffset * CQ_UNIT_SIZE) / OS_PAGE_SIZE) - Math.floor((this.syncedIndex * CQ_UNIT_SIZE) / OS_PAGE_SIZE);
   }
 
   get hasUnsyncedEntries(): boolean {

@@ -94,20 +94,40 @@ export class ConsumeQueueStore {
     await Promise.all([...this.all()].map((cq) => cq.drainWrites()));
   }
 
-  /** Flushes every queue with unsynced entries, a few at a time; returns the number of files synced. */
-  async flushAll(): Promise<number> {
-    const dirty = [...this.all()].filter((cq) => cq.hasUnsyncedEntries);
+  /**
+   * Flushes every queue with unsynced entries (with `leastPages` > 0, only those with at least that many unsynced
+   * pages), a few at a time; returns the number of files synced.
+   */
+  async flushAll(leastPages = 0): Promise<number> {
+    const dirty = [...this.all()].filter((cq) => cq.hasUnsyncedEntries && (leastPages <= 0 || cq.unsyncedPages >= leastPages));
     let files = 0;
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < dirty.length) {
         const cq = dirty[next++]!;
         await cq.drainWrites();
-        files += await cq.flush();
+        // Not `files += await …`: that reads `files` before the await and drops the other workers' counts.
+        const synced = await cq.flush();
+        files += synced;
       }
     };
     await Promise.all(Array.from({ length: Math.min(FLUSH_CONCURRENCY, dirty.length) }, worker));
     return files;
+  }
+
+  /**
+   * The store time below which every dispatched entry is synced, given `dispatchedTs` (the newest record
+   * dispatched before the flush): the earliest unsynced record of any queue, or 0 when a queue's is unknown.
+   */
+  syncedUpTo(dispatchedTs: number): number {
+    let upTo = dispatchedTs;
+    for (const cq of this.all()) {
+      if (!cq.hasUnsyncedEntries) continue;
+      const since = cq.unsyncedSinceStoreTimestamp;
+      if (since <= 0) return 0;
+      if (since < upTo) upTo = since;
+    }
+    return upTo;
   }
 
   async closeAll(): Promise<void> {
