@@ -34,8 +34,9 @@ export const STORE_SCHEMA = {
   /** Consume-queue flush: a queue is synced only once this many 4 KiB pages of it are unsynced (Java 2). */
   flushConsumeQueueLeastPages: { type: 'int', default: 2, min: 0, live: true },
   /**
-   * Consume-queue flush regardless of unsynced pages this often, ms (Java 60000); only such a flush moves the
-   * checkpoint's logicsMsgTimestamp, where recovery after an abnormal stop starts re-dispatching.
+   * Consume-queue flush regardless of unsynced pages this often, ms (Java 60000). Between such flushes the
+   * checkpoint's logicsMsgTimestamp, where recovery after an abnormal stop starts re-dispatching, stays below the
+   * first unsynced entry of any queue.
    */
   flushConsumeQueueThoroughInterval: { type: 'int', default: 60000, min: 0, live: true },
   /** SYNC_FLUSH: a put waits this long for its fsync before answering FLUSH_DISK_TIMEOUT, ms (Java 5000). */
