@@ -41,7 +41,7 @@ async function refresh(cq: ConsumeQueue, part: EntryPart, j: number, windowEnd: 
   const at = part.at + j;
   const mem = cq.entriesInMemory(at, part.n - j);
   if (mem) return entryPart(mem, at, true);
-  const disk = await cq.readEntriesFromDisk(at, Math.min(part.n - j, windowEnd - at));
+  const disk = await cq.readEntriesFromDisk(at, Math.min(part.n - j, windowEnd - at), true);
   return disk ? entryPart(disk, at, false) : null;
 }
 
@@ -72,7 +72,7 @@ export async function scanWithCommitLogCheck(
       const at = part.at + part.n;
       if (at >= windowEnd) return;
       const mem = cq.entriesInMemory(at, windowEnd - at);
-      const more = mem ?? (await cq.readEntriesFromDisk(at, windowEnd - at));
+      const more = mem ?? (await cq.readEntriesFromDisk(at, windowEnd - at, true));
       if (!more) return;
       part = entryPart(more, at, mem !== undefined);
       j = 0;

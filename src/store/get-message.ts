@@ -48,7 +48,7 @@ export async function getMessage(
   const maxScan = filter ? Math.max(Math.floor(config.maxFilterMessageSize / CQ_UNIT_SIZE), maxMsgNums) : maxMsgNums;
   const windowEnd = offset + Math.min(maxScan, max - offset);
   // No await between taking an in-memory view and scanning it: the view may move once we yield.
-  const first = cq.entriesInMemory(offset, windowEnd - offset) ?? (await cq.readEntriesFromDisk(offset, windowEnd - offset));
+  const first = cq.entriesInMemory(offset, windowEnd - offset) ?? (await cq.readEntriesFromDisk(offset, windowEnd - offset, true));
   if (!first) return outcome('OFFSET_FOUND_NULL', corrected(config, offset, cq.rollNextFile(offset)), min, max);
 
   const s: Scan = {

@@ -38,6 +38,8 @@ export interface StoreStats {
   consumeQueueFsyncFiles: number;
   /** Consume-queue flush rounds finished (each flushIntervalConsumeQueue). */
   consumeQueueFlushRounds: number;
+  /** Consume-queue reads behind the in-memory tails served from an entry block read ahead (no read of their own). */
+  consumeQueueReadAheadHits: number;
   /** Reads behind the in-memory tails: on the event loop, through the thread pool, and sync ones found slow. */
   syncReads: number;
   asyncReads: number;
@@ -168,6 +170,7 @@ export class DefaultMessageStore implements MessageStore {
       commitLogFsyncCalls: this.commitLog.stats.fsyncCalls,
       consumeQueueFsyncFiles: this.cqFsyncFiles,
       consumeQueueFlushRounds: this.cqFlushRounds,
+      consumeQueueReadAheadHits: this.cqStore.readAhead.hits,
       ...this.pageCacheReader.stats,
     };
   }

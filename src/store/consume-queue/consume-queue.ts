@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { CQ_UNIT_SIZE, OS_PAGE_SIZE } from '../config.js';
 import { fs, fdatasync, isOffsetFileName, readFullySync, writevAll, writevAllSync } from '../io.js';
 import { PageCacheReader } from '../page-cache-reader.js';
+import { EntryReadAhead } from './read-ahead.js';
 import { readInt64, writeInt32, writeInt64 } from '../record.js';
 import { Segment } from '../segment.js';
 import type { QueueOffsetCounter } from '../commit-log/port.js';
@@ -93,6 +94,8 @@ export class ConsumeQueue implements QueueOffsetCounter {
     private readonly logger: Logger,
     /** Reads of entries older than the in-memory tail (shared with the commit log). */
     private readonly reader: PageCacheReader = new PageCacheReader(),
+    /** Blocks of entries read ahead for pulls behind the tail (shared by the store's queues). */
+    private readonly readAhead: EntryReadAhead = new EntryReadAhead(),
   ) {}
 
   // ---------------------------------------------------------------- load (start-up, synchronous)
@@ -169,6 +172,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
    */
   truncateBeyondSync(physEnd: number): void {
     if (this.maxPhysicEnd <= physEnd) return;
+    this.readAhead.drop(this);
     const b = Buffer.allocUnsafe(CQ_UNIT_SIZE);
     let max = this.maxOffset;
     let lastEnd = 0;
@@ -198,6 +202,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
 
   /** Zeroes entries from `index` on and deletes files that start after it. */
   private truncateFilesSync(index: number): void {
+    this.readAhead.drop(this);
     const byteOffset = index * CQ_UNIT_SIZE;
     const keep: Segment[] = [];
     for (const file of this.files) {
@@ -274,6 +279,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
     writeInt64(entry, 12, tagsCode);
     if (queueOffset >= this.tailStart) entry.copy(this.tail, (queueOffset - this.tailStart) * CQ_UNIT_SIZE);
     if (queueOffset < this.writtenIndex) {
+      this.readAhead.drop(this);
       // Already on disk: written here (the write loop only writes from writtenIndex on) and synced by the next flush.
       const file = this.fileFor(queueOffset * CQ_UNIT_SIZE);
       if (!file || file.fd < 0) return false;
@@ -422,18 +428,36 @@ export class ConsumeQueue implements QueueOffsetCounter {
     return this.tail.subarray(start, start + count * CQ_UNIT_SIZE);
   }
 
-  /** Up to maxCount entries from `index`, within one file and below the in-memory tail; null if unreadable. */
-  async readEntriesFromDisk(index: number, maxCount: number): Promise<Buffer | null> {
+  /**
+   * Up to maxCount entries from `index`, within one file and below the in-memory tail; null if unreadable.
+   * `readAhead`: the caller reads on from there (a pull), so a block of entries from `index` is read and kept for
+   * the next calls (read-ahead.ts), which may get a view of it; the entries must not be written to.
+   */
+  async readEntriesFromDisk(index: number, maxCount: number, readAhead = false): Promise<Buffer | null> {
     const byteOffset = index * CQ_UNIT_SIZE;
     const file = this.fileFor(byteOffset);
     if (!file || file.fd < 0 || index < this.minOffset) return null;
-    const end = Math.min(index + maxCount, this.tailStart, this.writtenIndex, file.endOffset / CQ_UNIT_SIZE);
+    const limit = Math.min(this.tailStart, this.writtenIndex, file.endOffset / CQ_UNIT_SIZE);
+    const end = Math.min(index + maxCount, limit);
     if (end <= index) return null;
-    const buf = Buffer.allocUnsafe((end - index) * CQ_UNIT_SIZE);
+    if (readAhead) {
+      const kept = this.readAhead.get(this, index, end);
+      if (kept) return kept;
+    }
+    // Twice a pull's window, up to twice the block size: the filtered scans after this one (which move on by less
+    // than their window) find theirs in it too.
+    const block = this.readAhead.blockEntries;
+    const ahead = readAhead ? Math.min(Math.max(2 * maxCount, block), 2 * block) : 0;
+    const readEnd = Math.min(index + Math.max(maxCount, ahead), limit);
+    const buf = Buffer.allocUnsafe((readEnd - index) * CQ_UNIT_SIZE);
     try {
       // Queue files are small and read where consumers are, usually just behind the tail: expected cached.
       const n = await file.withFd((fd) => this.reader.read(fd, buf, 0, buf.length, byteOffset - file.fromOffset, true));
-      return n === buf.length ? buf : null;
+      if (n !== buf.length) return null;
+      if (readEnd === end) return buf;
+      // Kept only if nothing rewrote or removed entries while the read ran (start-up only; destroy drops them).
+      if (!this.closed && index >= this.minOffset && readEnd - index <= 2 * block) this.readAhead.put(this, index, buf);
+      return buf.subarray(0, (end - index) * CQ_UNIT_SIZE);
     } catch {
       return null;
     }
@@ -514,6 +538,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
   // ---------------------------------------------------------------- lifecycle
 
   async close(): Promise<void> {
+    this.readAhead.drop(this);
     await this.drainWrites();
     await this.flush().catch((err) => this.logger.error({ err }, 'consume queue: final flush failed'));
     this.closed = true;
@@ -524,6 +549,7 @@ export class ConsumeQueue implements QueueOffsetCounter {
 
   async destroy(): Promise<void> {
     this.closed = true;
+    this.readAhead.drop(this);
     if (this.writeTimer) clearTimeout(this.writeTimer);
     this.writeTimer = null;
     await this.drainWrites();

@@ -5,6 +5,7 @@ import { internString } from '../../common/intern.js';
 import type { Logger } from 'pino';
 import { ConsumeQueue } from './consume-queue.js';
 import { PageCacheReader } from '../page-cache-reader.js';
+import { EntryReadAhead } from './read-ahead.js';
 
 /** Consume-queue fdatasyncs in flight at once (libuv's pool has 4 threads by default). */
 const FLUSH_CONCURRENCY = 4;
@@ -18,6 +19,8 @@ function isDirectory(parent: string, entry: import('node:fs').Dirent): boolean {
 
 export class ConsumeQueueStore {
   private readonly topics = new Map<string, Map<number, ConsumeQueue>>();
+  /** Entries read ahead for pulls behind the queues' in-memory tails, a bounded number of blocks for all queues. */
+  readonly readAhead = new EntryReadAhead();
 
   constructor(
     readonly rootDir: string,
@@ -42,7 +45,7 @@ export class ConsumeQueueStore {
     let cq = byId.get(queueId);
     if (!cq) {
       const dir = path.join(this.rootDir, topic, String(queueId));
-      cq = new ConsumeQueue(topic, queueId, dir, this.fileSize, this.tailEntries, this.logger, this.reader);
+      cq = new ConsumeQueue(topic, queueId, dir, this.fileSize, this.tailEntries, this.logger, this.reader, this.readAhead);
       byId.set(queueId, cq);
     }
     return cq;
