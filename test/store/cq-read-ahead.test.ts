@@ -12,31 +12,37 @@ const TAGS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 let root: string;
 let store: DefaultMessageStore;
 
-beforeEach(async () => {
-  root = await makeTempDir();
-  // Queue files of 10,000 entries, a tail of 64 entries, and a commit log whose records stay in its memory: every
-  // read counted below is a consume-queue read.
-  store = await openStore(root, {
-    mappedFileSizeCommitLog: 16 * 1024 * 1024, mappedFileSizeConsumeQueue: 10000 * 20,
-    consumeQueueTailCacheEntries: 64, flushIntervalConsumeQueue: 1,
-  });
-  for (let i = 0; i < MESSAGES; i++) {
-    await store.putMessage(makeMessage('R', 0, Buffer.alloc(50, i), { tags: TAGS[i % TAGS.length] }));
-  }
-  const cq = store.cqStore.find('R', 0)!;
-  // Every entry written to the queue's file, and the tail moved on past the first ones.
-  for (let t = 0; t < 500 && cq.entriesInMemory(0, 1) !== undefined; t++) await new Promise((r) => setTimeout(r, 10));
-  expect(cq.entriesInMemory(0, 1)).toBeUndefined();
-});
-
-afterEach(async () => {
-  await store.shutdown();
-  await removeDir(root);
-});
-
 const reads = () => store.stats.syncReads + store.stats.asyncReads;
 
 describe('consume-queue read-ahead', () => {
+  beforeEach(async () => {
+    root = await makeTempDir();
+    // Queue files of 10,000 entries, a tail of 64 entries, and a commit log whose records stay in its memory: every
+    // read counted below is a consume-queue read.
+    store = await openStore(root, {
+      mappedFileSizeCommitLog: 16 * 1024 * 1024, mappedFileSizeConsumeQueue: 10000 * 20,
+      consumeQueueTailCacheEntries: 64, flushIntervalConsumeQueue: 1,
+    });
+    let i = 0;
+    const put = async (n: number): Promise<void> => {
+      for (const end = i + n; i < end; i++) {
+        await store.putMessage(makeMessage('R', 0, Buffer.alloc(50, i), { tags: TAGS[i % TAGS.length] }));
+      }
+      await store.cqStore.find('R', 0)!.drainWrites();
+    };
+    // In batches with the queue's writes drained after each: the tail drops only written entries, and only when an
+    // append finds it full, so entries written late would keep it large (and the first entries in memory).
+    while (i < MESSAGES) await put(500);
+    const cq = store.cqStore.find('R', 0)!;
+    while (cq.entriesInMemory(0, 1) !== undefined && i < 4 * MESSAGES) await put(500);
+    expect(cq.entriesInMemory(0, 1)).toBeUndefined();
+  });
+
+  afterEach(async () => {
+    await store.shutdown();
+    await removeDir(root);
+  });
+
   it('serves a drain of 32-entry pulls behind the tail with one read per block, in order', async () => {
     const cq = store.cqStore.find('R', 0)!;
     const before = reads();
