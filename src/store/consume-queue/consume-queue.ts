@@ -172,7 +172,6 @@ export class ConsumeQueue implements QueueOffsetCounter {
    */
   truncateBeyondSync(physEnd: number): void {
     if (this.maxPhysicEnd <= physEnd) return;
-    this.readAhead.drop(this);
     const b = Buffer.allocUnsafe(CQ_UNIT_SIZE);
     let max = this.maxOffset;
     let lastEnd = 0;
