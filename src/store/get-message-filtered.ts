@@ -52,8 +52,8 @@ interface PassEntries {
   sizes: number[];
 }
 
-/** The commit-log check of one record (see recordMatcher). */
-type CommitLogMatch = (record: Buffer) => boolean;
+/** The commit-log check of the record at buf[at] (see recordMatcher). */
+type CommitLogMatch = (buf: Buffer, at: number) => boolean;
 
 /** Scans [offset, windowEnd) in order, taking the records both checks accept, until the batch is full. */
 export async function scanWithCommitLogCheck(
@@ -65,6 +65,8 @@ export async function scanWithCommitLogCheck(
   let checked = 0; // candidates the commit-log check was asked about, and how many it took: sizes the next pass
   let taken = 0;
   const pass: PassEntries = { from: 0, clOffsets: [], sizes: [] };
+  // Where each candidate lies in what readRecords gives for it (a block's bytes, or -1: the record itself).
+  const at: number[] = [];
   for (;;) {
     if (j >= part.n) {
       // This part of the window is spent (a file or the in-memory tail begins): read on up to the window's end
@@ -86,10 +88,10 @@ export async function scanWithCommitLogCheck(
     const end = classify(s, part, j, want, pass);
     s.pins ??= s.ctx.commitLog.newReadPins?.();
     const read = await readRecords(
-      s.ctx.commitLog, s.offsets, s.sizes, s.ctx.config.mappedFileSizeCommitLog, s.ctx.memoryBudgetBytes, s.pins,
+      s.ctx.commitLog, s.offsets, s.sizes, s.ctx.config.mappedFileSizeCommitLog, s.ctx.memoryBudgetBytes, s.pins, at,
     );
     const before = s.records.length;
-    const walk = applyInOrder(s, part.at, pass, end, read, match);
+    const walk = applyInOrder(s, part.at, pass, end, read, at, match);
     checked += walk.checked;
     taken += s.records.length - before;
     s.offsets.length = 0;
@@ -146,9 +148,12 @@ function classify(s: Scan, part: EntryPart, from: number, want: number, pass: Pa
   return i;
 }
 
-/** Java's walk over the pass's entries [pass.from, end) of the part at partAt, with the records read; `full`: the batch filled before `end`. */
+/**
+ * Java's walk over the pass's entries [pass.from, end) of the part at partAt, with the records read (the record
+ * of candidate c at read[c][at[c]], or read[c] itself where at[c] is -1); `full`: the batch filled before `end`.
+ */
 function applyInOrder(
-  s: Scan, partAt: number, pass: PassEntries, end: number, read: Array<Buffer | null>, match: CommitLogMatch,
+  s: Scan, partAt: number, pass: PassEntries, end: number, read: Array<Buffer | null>, at: number[], match: CommitLogMatch,
 ): { full: boolean; checked: number } {
   const { commitLog, config } = s.ctx;
   const segmentSize = config.mappedFileSizeCommitLog;
@@ -179,21 +184,23 @@ function applyInOrder(
         s.skipBelow = clOffset + segmentSize - (clOffset % segmentSize);
         break;
       default: {
-        const r = read[c]!;
+        const r = read[c];
         const expectedSize = s.sizes[c]!;
+        const pos = Math.max(at[c]!, 0);
         c++;
         // The record must start with the size the consume queue recorded.
-        if (!r || r.readInt32BE(0) !== expectedSize) {
+        if (!r || r.readInt32BE(pos) !== expectedSize) {
           miss = 'MESSAGE_WAS_REMOVING';
           break;
         }
         checked++;
-        if (!match(r)) {
+        if (!match(r, pos)) {
           miss = 'NO_MATCHED_MESSAGE';
           break;
         }
-        s.records.push(r);
-        s.totalBytes += r.length;
+        // Only a taken record is viewed on its own (a block's bytes stay pinned by the scan's pins).
+        s.records.push(at[c - 1]! < 0 ? r : r.subarray(pos, pos + expectedSize));
+        s.totalBytes += expectedSize;
         s.lastChosenAt = queueOffset;
         continue;
       }
@@ -213,24 +220,26 @@ export function recordMatcher(filter: MessageFilter | undefined): CommitLogMatch
   if (!byString) return undefined;
   const byBytes = filter.isMatchedByPropertyBytes;
   if (byBytes) {
-    return (record) => {
+    return (buf, at) => {
       let start: number;
       try {
-        start = recordPropertiesAt(record);
+        start = recordPropertiesAt(buf, at);
       } catch {
         return true;
       }
-      return byBytes(record, start, start + record.readInt16BE(start - 2));
+      return byBytes(buf, start, start + buf.readInt16BE(start - 2));
     };
   }
-  return (record) => {
+  return (buf, at) => {
     let start: number;
     try {
-      start = recordPropertiesAt(record);
+      start = recordPropertiesAt(buf, at);
     } catch {
       return true;
     }
-    const len = record.readInt16BE(start - 2);
-    return byString(record, len > 0 ? record.toString('utf8', start, start + len) : '');
+    const len = buf.readInt16BE(start - 2);
+    const size = buf.readInt32BE(at);
+    const record = at === 0 && buf.length === size ? buf : buf.subarray(at, at + size);
+    return byString(record, len > 0 ? buf.toString('utf8', start, start + len) : '');
   };
 }

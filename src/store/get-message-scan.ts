@@ -81,7 +81,7 @@ export interface Scan {
  */
 async function loadBlocks(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], out: Array<Buffer | null>, memoryBudgetBytes: number,
-  pins: ReadPins | undefined, dense: boolean,
+  pins: ReadPins | undefined, dense: boolean, at: number[] | undefined,
 ): Promise<void> {
   // block index -> [records missing in it, their bytes, offset of the first]
   const perBlock = new Map<number, [number, number, number]>();
@@ -104,21 +104,40 @@ async function loadBlocks(
     loaded = true;
   }
   if (!loaded) return;
-  for (let i = 0; i < offsets.length; i++) out[i] ??= commitLog.readBlockCached!(offsets[i]!, sizes[i]!, pins) ?? null;
+  for (let i = 0; i < offsets.length; i++) if (!out[i]) out[i] = fromBlock(commitLog, offsets[i]!, sizes[i]!, pins, at, i);
 }
 
-/** Records from the tail cache (zero-copy), blocks read whole for dense pulls, or disk (nearby records merged into one read). */
+/** The record from a block read whole: a view, or with `at` the block's bytes and at[i] the record's place in them. */
+function fromBlock(
+  commitLog: CommitLogPort, offset: number, size: number, pins: ReadPins | undefined, at: number[] | undefined, i: number,
+): Buffer | null {
+  if (!at) return commitLog.readBlockCached?.(offset, size, pins) ?? null;
+  const block = commitLog.blockHolding?.(offset, size, pins);
+  if (!block) return null;
+  at[i] = offset - block.start;
+  return block.buf;
+}
+
+/**
+ * Records from the tail cache (zero-copy), blocks read whole for dense pulls, or disk (nearby records merged into
+ * one read). With `at`, a record found in a block read whole comes as the block's bytes, with its place in them in
+ * at[i] (no view made per record: see CommitLogPort.blockHolding); at[i] is -1 where out[i] is the record itself.
+ */
 export async function readRecords(
   commitLog: CommitLogPort, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
-  pins: ReadPins | undefined,
+  pins: ReadPins | undefined, at?: number[],
 ): Promise<Array<Buffer | null>> {
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
+  if (at) {
+    at.length = offsets.length;
+    at.fill(-1);
+  }
   let missing = 0;
   let missingBytes = 0;
   let spanStart = Infinity;
   let spanEnd = 0;
   for (let i = 0; i < offsets.length; i++) {
-    const cached = commitLog.readCached(offsets[i]!, sizes[i]!, pins) ?? commitLog.readBlockCached?.(offsets[i]!, sizes[i]!, pins);
+    const cached = commitLog.readCached(offsets[i]!, sizes[i]!, pins) ?? fromBlock(commitLog, offsets[i]!, sizes[i]!, pins, at, i);
     if (cached) {
       out[i] = cached;
       continue;
@@ -134,7 +153,7 @@ export async function readRecords(
   // of the same blocks too: alone, its blocks would be mostly bytes nobody takes.
   if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock) {
     const dense = missingBytes * READ_BLOCK_MIN_DENSITY >= spanEnd - spanStart;
-    await loadBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes, pins, dense);
+    await loadBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes, pins, dense, at);
   }
   // likelyCached: the span's first record is within the page-cache window (decides how the read runs)
   const spans: Array<{ start: number; end: number; first: number; last: number; likelyCached: boolean }> = [];

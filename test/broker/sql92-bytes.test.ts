@@ -171,15 +171,26 @@ describe('the store reads the properties bytes of a record', () => {
     const filter = pullMessageFilter(undefined, sqlPropertiesFilter(compileSql92("k = 0 AND region IN ('eu', 'us')")))!;
     const byBytes = recordMatcher(filter)!;
     const byString = recordMatcher({ isMatchedByCommitLog: filter.isMatchedByCommitLog })!;
+    const records: Buffer[] = [];
+    const expected: boolean[] = [];
     for (let i = 0; i < 32; i++) {
       const props: Record<string, string> = { k: String(i % 8), region: ['eu', 'us', 'asia', '\u4e2d'][i % 4]! };
       if (i % 5 === 0) delete props.region;
       const rec = encodeRecord(makeMessage('T', i, 'b'.repeat(i), { tags: `t${i % 3}`, props }), i, 0, 0);
-      const expected = i % 8 === 0 && i % 5 !== 0 && i % 4 < 2;
-      expect(byBytes(rec)).toBe(expected);
-      expect(byString(rec)).toBe(expected);
+      records.push(rec);
+      expected.push(i % 8 === 0 && i % 5 !== 0 && i % 4 < 2);
+      expect(byBytes(rec, 0)).toBe(expected[i]);
+      expect(byString(rec, 0)).toBe(expected[i]);
     }
-    expect(byBytes(Buffer.alloc(40))).toBe(true);
-    expect(byString(Buffer.alloc(40))).toBe(true);
+    // The same records read in place from one block of the log, each at its own position in it.
+    const block = Buffer.concat([Buffer.alloc(13), ...records, Buffer.alloc(7)]);
+    let at = 13;
+    for (let i = 0; i < records.length; i++) {
+      expect(byBytes(block, at)).toBe(expected[i]);
+      expect(byString(block, at)).toBe(expected[i]);
+      at += records[i]!.length;
+    }
+    expect(byBytes(Buffer.alloc(40), 0)).toBe(true);
+    expect(byString(Buffer.alloc(40), 0)).toBe(true);
   });
 });

@@ -690,6 +690,11 @@ export class CommitLog implements CommitLogPort {
     return this.blocks.get(offset, size, pins instanceof LogPins ? pins.forBlocks : undefined);
   }
 
+  blockHolding(offset: number, size: number, pins?: ReadPins): { readonly start: number; readonly buf: Buffer } | undefined {
+    if (offset < this.minOffset || offset + size > this.writtenOffset) return undefined;
+    return this.blocks.holding(offset, size, pins instanceof LogPins ? pins.forBlocks : undefined);
+  }
+
   wantBlock(offset: number, bytes: number): boolean {
     return this.blocks.want(offset, bytes);
   }

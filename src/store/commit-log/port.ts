@@ -156,6 +156,12 @@ export interface CommitLogPort {
    * `pins` (from newReadPins) the log may reuse the block's memory once they are released, as for readCached.
    */
   readBlockCached?(offset: number, size: number, pins?: ReadPins): Buffer | undefined;
+  /**
+   * What readBlockCached would view, without the view: the block's bytes `buf`, whose byte 0 is the log's offset
+   * `start`, pinned as readBlockCached pins its view. For a scan that looks at many records and takes few; views
+   * of `buf` are valid while the pins hold.
+   */
+  blockHolding?(offset: number, size: number, pins?: ReadPins): { readonly start: number; readonly buf: Buffer } | undefined;
   /** Reads the block holding `offset` whole, for readBlockCached; `likelyCached` as for read(). */
   loadBlock?(offset: number, likelyCached: boolean): Promise<void>;
   /**

@@ -101,6 +101,16 @@ export class ReadBlocks {
    * once they are released (and the block left the LRU); without, it never is.
    */
   get(offset: number, size: number, pins?: BlockPins): Buffer | undefined {
+    const b = this.holding(offset, size, pins);
+    return b?.buf.subarray(offset - b.start, offset - b.start + size);
+  }
+
+  /**
+   * The kept block holding all of [offset, offset+size), pinned as get() pins a view of it, or undefined: a scan
+   * that looks at many records and takes few reads them in place (at offset - start of its bytes) and makes views
+   * only of those it takes. Those views must come from the block's bytes while the pins hold.
+   */
+  holding(offset: number, size: number, pins?: BlockPins): { readonly start: number; readonly buf: Buffer } | undefined {
     const key = Math.floor(offset / this.blockBytes);
     const b = this.blocks.get(key);
     if (!b || offset < b.start || offset + size > b.start + b.buf.length) return undefined;
@@ -113,7 +123,7 @@ export class ReadBlocks {
     if (pins) pins.add(b);
     else b.shared = true;
     b.used += size;
-    return b.buf.subarray(offset - b.start, offset - b.start + size);
+    return b;
   }
 
   /**

@@ -24,6 +24,25 @@ describe('ReadBlocks', () => {
     expect(b.get(100, 1)).toEqual(Buffer.alloc(1, 1));
   });
 
+  it('tells where a record lies in a kept block without a view, pinned as a view is', () => {
+    const b = new ReadBlocks(100, 1);
+    const m1 = b.allocate(100);
+    m1.fill(0);
+    m1.write('abc', 87); // log offset 287
+    b.put(250, m1.subarray(50, 100), m1); // clipped at a segment start: [250, 300) in m1[50, 100)
+    const pins = b.newPins();
+    const held = b.holding(287, 3, pins)!;
+    expect(held.start).toBe(250);
+    expect(held.buf.toString('latin1', 287 - held.start, 290 - held.start)).toBe('abc');
+    expect(b.holding(240, 5, pins)).toBeUndefined(); // before what was read of the block
+    expect(b.holding(298, 5, pins)).toBeUndefined(); // runs past its end
+    expect(pins.count).toBe(1);
+    b.put(300, b.allocate(100)); // the held block leaves the LRU: its buffer waits for the pins
+    expect(b.allocate(100)).not.toBe(m1);
+    pins.release();
+    expect(b.allocate(100)).toBe(m1);
+  });
+
   it('forgets blocks at or past a cut, and moves its generation on each cut', () => {
     const b = new ReadBlocks(100, 8);
     b.put(0, Buffer.alloc(100));
