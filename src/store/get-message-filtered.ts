@@ -186,7 +186,8 @@ function applyInOrder(
       default: {
         const r = read[c];
         const expectedSize = s.sizes[c]!;
-        const pos = Math.max(at[c]!, 0);
+        const inBlock = at[c]! >= 0;
+        const pos = inBlock ? at[c]! : 0;
         c++;
         // The record must start with the size the consume queue recorded.
         if (!r || r.readInt32BE(pos) !== expectedSize) {
@@ -199,7 +200,7 @@ function applyInOrder(
           break;
         }
         // Only a taken record is viewed on its own (a block's bytes stay pinned by the scan's pins).
-        s.records.push(at[c - 1]! < 0 ? r : r.subarray(pos, pos + expectedSize));
+        s.records.push(inBlock ? r.subarray(pos, pos + expectedSize) : r);
         s.totalBytes += expectedSize;
         s.lastChosenAt = queueOffset;
         continue;

@@ -686,8 +686,8 @@ export class CommitLog implements CommitLogPort {
    * newReadPins) the block's buffer may be read into again once they are released; without, it never is.
    */
   readBlockCached(offset: number, size: number, pins?: ReadPins): Buffer | undefined {
-    if (offset < this.minOffset || offset + size > this.writtenOffset) return undefined;
-    return this.blocks.get(offset, size, pins instanceof LogPins ? pins.forBlocks : undefined);
+    const b = this.blockHolding(offset, size, pins);
+    return b?.buf.subarray(offset - b.start, offset - b.start + size);
   }
 
   blockHolding(offset: number, size: number, pins?: ReadPins): { readonly start: number; readonly buf: Buffer } | undefined {
