@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -17,6 +18,7 @@ import org.apache.rocketmq.client.producer.RequestCallback;
 import org.apache.rocketmq.client.utils.MessageUtil;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageConst;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,14 +30,18 @@ public class RequestReplyTest extends ScenarioBase {
     @Test
     void requestReplySyncAndAsync() throws Exception {
         String topic = topic();
-        DefaultMQProducer requester = producer();
-        // the topic must exist before the responder subscribes
-        assertSendOk(requester.send(msg(topic, "warm", "warm", "warm-up")));
-
+        // the topic must exist before the responder subscribes; the replier's send creates it
         DefaultMQProducer replier = producer(group("replier"), null);
+        assertSendOk(replier.send(msg(topic, "warm", "warm", "warm-up")));
+
         DefaultMQPushConsumer responder = pushConsumer(group(), topic, "req", ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        AtomicBoolean pinged = new AtomicBoolean();
         responder.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             for (var m : msgs) {
+                if (m.getProperty(MessageConst.PROPERTY_MESSAGE_REPLY_TO_CLIENT) == null) {
+                    pinged.set(true); // a plain message, not a request: nothing to answer
+                    continue;
+                }
                 try {
                     String reply = "reply to " + new String(m.getBody(), StandardCharsets.UTF_8);
                     Message r = MessageUtil.createReplyMessage(m, reply.getBytes(StandardCharsets.UTF_8));
@@ -52,7 +58,20 @@ public class RequestReplyTest extends ScenarioBase {
         // requests are only answered once the responder owns the topic's queues
         await("responder owns its queues", () -> responder.getDefaultMQPushConsumerImpl().getRebalanceImpl()
             .getProcessQueueTable().keySet().stream().anyMatch(mq -> mq.getTopic().equals(topic)));
+        // ... and once its pulls are served. A 5.x consumer whose queues change bumps its subscription version and
+        // heartbeats, but that heartbeat is dropped when the scheduled one holds the client's heartbeat lock; the
+        // broker then answers SUBSCRIPTION_NOT_LATEST (the official broker too) until the next heartbeat, up to 30 s
+        // later, which would outlast a request's timeout. A plain message consumed proves the pulls work.
+        assertSendOk(replier.send(msg(topic, "req", "ping", "ping")));
+        await("responder consumed a plain message", pinged::get);
 
+        // The broker pushes a reply to the connection its requester registered with a heartbeat. A producer whose first
+        // call on a topic is request() fetches the route and heartbeats every broker before sending
+        // (DefaultMQProducerImpl.prepareSendRequest); one that had sent to the topic before relies on its scheduled
+        // heartbeat, 1 s after start and then every 30 s. A reply that comes before that finds no channel (on the
+        // official broker as on ours) and waits for the responder's retry through %RETRY%, at least 10 s later (seen
+        // with 4.9.8 on a loaded machine). So the requester starts here and its first call is the request.
+        DefaultMQProducer requester = producer();
         for (int i = 0; i < 5; i++) {
             Message req = msg(topic, "req", "rq" + i, "sync-" + i);
             Message reply = requester.request(req, 30_000);
