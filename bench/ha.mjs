@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Group } from '../compat/lib/ha-group.mjs';
-import { Remote, rng, sleep, waitFor } from '../compat/lib/ha-tools.mjs';
+import { Remote, maxOf, rng, sleep, waitFor } from '../compat/lib/ha-tools.mjs';
 import { consumerFailover } from '../compat/lib/ha-failover.mjs';
 import { children, killTree, stopAllServers } from '../compat/lib/servers.mjs';
 import { guardProcess } from '../compat/lib/script-args.mjs';
@@ -69,7 +69,7 @@ async function sendRuns(kind, role, cp, work, remote) {
       },
       end: () => {
         clearInterval(sampling);
-        return { lagP50: pct(lags, 0.5), lagP99: pct(lags, 0.99), lagMax: Math.max(0, ...lags) };
+        return { lagP50: pct(lags, 0.5), lagP99: pct(lags, 0.99), lagMax: maxOf(lags, 0) };
       },
     } });
     const runs = await d.done;

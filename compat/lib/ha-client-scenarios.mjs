@@ -3,7 +3,7 @@
 // variants of ha-scenarios.mjs: same topology, same seeded kill moments, same pass criteria. The backlog of
 // consumer-failover and the probes are sent with ali-ons (setup, not the client under test).
 import { Group } from './ha-group.mjs';
-import { Code, Message, Remote, producer, sleep, waitFor } from './ha-tools.mjs';
+import { Code, Message, Remote, maxOf, producer, sleep, waitFor } from './ha-tools.mjs';
 
 const TOPIC = 'HaFaultTopic';
 const QUEUES = 4;
@@ -157,7 +157,7 @@ export async function producerFailoverWith(client, kind, env, random) {
     Object.assign(figures, {
       sends: s.tried, ok: s.acked.length, failed: s.failedAt.length, failedAfterKill: failures.length, killAfterMs,
       recoveredAfterMs: failures.length ? failures.at(-1) - killedAt : 0,
-      slowestSendMs: Math.max(0, ...s.acked.map((x) => x.at - x.sentAt)),
+      slowestSendMs: maxOf(s.acked.map((x) => x.at - x.sentAt), 0),
       okAfterKill: { 'broker-a': after.filter((x) => x.brokerName === 'broker-a').length, 'broker-b': after.filter((x) => x.brokerName === 'broker-b').length },
     });
     if (s.failedAt.length) figures.failuresByError = s.failuresByError;

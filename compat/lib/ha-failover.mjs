@@ -3,7 +3,7 @@
 // official V) with a seeded random source and returns { status: PASS|FAIL, reason, figures }.
 import { Group } from './ha-group.mjs';
 import {
-  Code, Message, Remote, consumer, producer, sleep, waitFor,
+  Code, Message, Remote, consumer, maxOf, producer, sleep, waitFor,
 } from './ha-tools.mjs';
 import { javaClasspath, javaClientVersion, startJavaConsumer, startJavaSender } from './java-client.mjs';
 import {
@@ -248,7 +248,7 @@ export async function producerFailover(kind, env, random, client = 'ali-ons') {
       failed: failures.length,
       killAfterMs,
       recoveredAfterMs: failures.length ? failures.at(-1).at - killedAt : 0,
-      slowestSendMs: Math.max(0, ...records.map((r) => r.at - r.sentAt)),
+      slowestSendMs: maxOf(records.map((r) => r.at - r.sentAt), 0),
       sendsOver1s: slow.length,
       lastSlowSendAfterKillMs: slow.length ? slow.at(-1).at - killedAt : 0,
       ...(failures.length ? { errors } : {}),

@@ -24,6 +24,13 @@ export const Code = {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The largest of xs, at least `floor`; a loop, not Math.max(...xs): a 40 s load records more sends than a call can take arguments. */
+export function maxOf(xs, floor = -Infinity) {
+  let m = floor;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+
 /** Polls `predicate` until it holds; throws naming `what` after `timeoutMs` (a deadline only bounds a broken server). */
 export async function waitFor(predicate, timeoutMs, what, everyMs = 200) {
   const deadline = Date.now() + timeoutMs;
