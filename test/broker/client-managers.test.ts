@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConsumerManager, type ConsumerRegistration } from '../../src/broker/client/consumer-manager.js';
 import { ProducerManager } from '../../src/broker/client/producer-manager.js';
 import { RebalanceLockManager } from '../../src/broker/client/rebalance-lock-manager.js';
+import { MAX_SUB_VERSION_WAITERS } from '../../src/broker/client/subscription-version-waits.js';
 import type { SubscriptionData } from '../../src/broker/client/types.js';
 import { SubscriptionGroupManager, newSubscriptionGroupConfig } from '../../src/broker/subscription/subscription-group-manager.js';
 import { BROKER_SCHEMA, defaults } from '../../src/common/config.js';
@@ -140,6 +141,46 @@ describe('ConsumerManager', () => {
     a.close();
     expect(cm.registerConsumer('G', a.asConnection, client('a'), reg(['T']))).toBe(false);
     expect(cm.getConsumerGroupInfo('G')).toBeUndefined();
+  });
+
+  it('holds a pull naming a newer subscription version until the heartbeat with it, else answers undefined', async () => {
+    const cm = consumerManager();
+    const a = new FakeConnection('10.0.0.1:1');
+    cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T'], 'CLUSTERING', 100));
+    // known already: at once
+    expect((await cm.waitForSubVersion('G', 'T', 100, 1000))?.subVersion).toBe(100);
+    // newer: answered by the heartbeat that brings it (not by one that brings an older version)
+    const waiting = cm.waitForSubVersion('G', 'T', 200, 5000);
+    expect(cm.subVersionWaiting).toBe(1);
+    cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T'], 'CLUSTERING', 150));
+    expect(cm.subVersionWaiting).toBe(1);
+    cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T'], 'CLUSTERING', 200));
+    expect((await waiting)?.subVersion).toBe(200);
+    expect(cm.subVersionWaiting).toBe(0);
+    // no heartbeat in time: undefined after the wait, and nothing left behind
+    const t0 = Date.now();
+    expect(await cm.waitForSubVersion('G', 'T', 300, 50)).toBeUndefined();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(45);
+    expect(cm.subVersionWaiting).toBe(0);
+    // shutdown answers the waiting ones
+    const atShutdown = cm.waitForSubVersion('G', 'T', 400, 60_000);
+    cm.shutdown();
+    expect(await atShutdown).toBeUndefined();
+    expect(cm.subVersionWaiting).toBe(0);
+  });
+
+  it('bounds the pulls waiting for a subscription version', async () => {
+    const cm = consumerManager();
+    const a = new FakeConnection('10.0.0.1:1');
+    cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T'], 'CLUSTERING', 1));
+    const held = Array.from({ length: MAX_SUB_VERSION_WAITERS }, () => cm.waitForSubVersion('G', 'T', 2, 60_000));
+    expect(cm.subVersionWaiting).toBe(MAX_SUB_VERSION_WAITERS);
+    // one more is answered at once
+    expect(await cm.waitForSubVersion('G', 'T', 2, 60_000)).toBeUndefined();
+    cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T'], 'CLUSTERING', 2));
+    expect((await Promise.all(held)).every((s) => s?.subVersion === 2)).toBe(true);
+    expect(cm.subVersionWaiting).toBe(0);
+    cm.shutdown();
   });
 });
 

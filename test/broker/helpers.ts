@@ -167,10 +167,12 @@ export function makeContext(overrides: Partial<BrokerConfig> = {}): TestContext 
 }
 
 /** A Java-fastjson-style heartbeat body (sorted keys, compact). */
-export function javaHeartbeat(clientID: string, group: string, topics: string[], producerGroups: string[] = []): Buffer {
+export function javaHeartbeat(
+  clientID: string, group: string, topics: string[], producerGroups: string[] = [], subVersion = 1700000000000,
+): Buffer {
   const subs = topics.map(
     (topic) =>
-      `{"classFilterMode":false,"codeSet":[],"expressionType":"TAG","subString":"*","subVersion":1700000000000,"tagsSet":[],"topic":"${topic}"}`,
+      `{"classFilterMode":false,"codeSet":[],"expressionType":"TAG","subString":"*","subVersion":${subVersion},"tagsSet":[],"topic":"${topic}"}`,
   );
   const consumers = group
     ? `[{"consumeFromWhere":"CONSUME_FROM_LAST_OFFSET","consumeType":"CONSUME_PASSIVELY","groupName":"${group}","messageModel":"CLUSTERING","subscriptionDataSet":[${subs.join(',')}],"unitMode":false}]`

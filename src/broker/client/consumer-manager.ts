@@ -2,6 +2,7 @@ import type { BrokerConfig } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import type { ClientChannel } from '../../remoting/dispatcher.js';
 import { notifyConsumerIdsChanged } from './broker-to-client.js';
+import { SubscriptionVersionWaits } from './subscription-version-waits.js';
 import type { ClientChannelInfo, ConsumerGroupInfo, SubscriptionData } from './types.js';
 
 /** Java ConsumerManager.CHANNEL_EXPIRED_TIMEOUT: a channel with no heartbeat for this long is dropped. */
@@ -58,6 +59,8 @@ export class ConsumerManager {
   private readonly notifyFn: (channel: ClientChannel, group: string) => void;
   private readonly isNotifyEnabled: (group: string) => boolean;
   private readonly now: () => number;
+  private readonly subVersionWaits = new SubscriptionVersionWaits();
+  private readonly findBound = (group: string, topic: string) => this.findSubscriptionData(group, topic);
 
   /**
    * @param _config broker config (nothing read yet; kept so the wiring matches the other managers)
@@ -83,6 +86,24 @@ export class ConsumerManager {
 
   shutdown(): void {
     if (this.timer) clearInterval(this.timer);
+    this.subVersionWaits.close();
+  }
+
+  /**
+   * The group's subscription of the topic at `subVersion` or newer: now, or from a heartbeat within timeoutMs (see
+   * subscription-version-waits.ts); undefined if none came.
+   */
+  waitForSubVersion(group: string, topic: string, subVersion: number, timeoutMs: number): Promise<SubscriptionData | undefined> {
+    return this.subVersionWaits.wait(group, topic, subVersion, timeoutMs, this.findBound);
+  }
+
+  /** Pulls waiting for a newer subscription version now, and how many were answered or refused so far. */
+  get subVersionWaiting(): number {
+    return this.subVersionWaits.size;
+  }
+
+  get subVersionWaitStats(): { answered: number; refused: number } {
+    return { answered: this.subVersionWaits.answered, refused: this.subVersionWaits.refused };
   }
 
   getConsumerGroupInfo(group: string): ConsumerGroupInfo | undefined {
@@ -201,6 +222,7 @@ export class ConsumerManager {
     const subsChanged = options.updateSubscription === false ? false : this.updateSubscriptions(info, data.subscriptions);
     const changed = channelAdded || subsChanged;
     if (changed && (options.notifyEnabled ?? this.isNotifyEnabled(group))) this.notifyGroup(info);
+    this.subVersionWaits.wake(group, this.findBound);
     return changed;
   }
 

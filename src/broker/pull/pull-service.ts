@@ -6,6 +6,7 @@ import { parseProperties } from '../../common/message-properties.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { DispatchedEntry, GetResult } from '../../store/index.js';
 import type { SubscriptionData } from '../client/types.js';
+import { SUB_VERSION_WAIT_MS } from '../client/subscription-version-waits.js';
 import type { BrokerContext } from '../context.js';
 import {
   type PropertiesFilter, compileSubscription, pullMessageFilter, retryPropertiesFilter, sqlPropertiesFilter,
@@ -171,7 +172,12 @@ export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAt
       return refusal(ResponseCode.SUBSCRIPTION_NOT_EXIST, `the consumer's subscription not exist, group: ${pull.consumerGroup} topic: ${pull.topic}`);
     }
     if (subscription.subVersion < pull.subVersion) {
-      return refusal(ResponseCode.SUBSCRIPTION_NOT_LATEST, `the consumer's subscription not latest, group: ${pull.consumerGroup}`);
+      // The heartbeat with this version is usually a few milliseconds behind the pull (subscription-version-waits.ts).
+      const newer = await ctx.consumerManager.waitForSubVersion(pull.consumerGroup, pull.topic, pull.subVersion, SUB_VERSION_WAIT_MS);
+      if (!newer) {
+        return refusal(ResponseCode.SUBSCRIPTION_NOT_LATEST, `the consumer's subscription not latest, group: ${pull.consumerGroup}`);
+      }
+      subscription = newer;
     }
     if (subscription.expressionType !== 'TAG') {
       // Java compiles heartbeat subscriptions into ConsumerFilterManager; one that failed has no filter data.
