@@ -59,8 +59,7 @@ export class ConsumerManager {
   private readonly notifyFn: (channel: ClientChannel, group: string) => void;
   private readonly isNotifyEnabled: (group: string) => boolean;
   private readonly now: () => number;
-  private readonly subVersionWaits = new SubscriptionVersionWaits();
-  private readonly findBound = (group: string, topic: string) => this.findSubscriptionData(group, topic);
+  private readonly subVersionWaits = new SubscriptionVersionWaits((group, topic) => this.findSubscriptionData(group, topic));
 
   /**
    * @param _config broker config (nothing read yet; kept so the wiring matches the other managers)
@@ -94,7 +93,7 @@ export class ConsumerManager {
    * subscription-version-waits.ts); undefined if none came.
    */
   waitForSubVersion(group: string, topic: string, subVersion: number, timeoutMs: number): Promise<SubscriptionData | undefined> {
-    return this.subVersionWaits.wait(group, topic, subVersion, timeoutMs, this.findBound);
+    return this.subVersionWaits.wait(group, topic, subVersion, timeoutMs);
   }
 
   /** Pulls waiting for a newer subscription version now, and how many were answered or refused so far. */
@@ -222,7 +221,7 @@ export class ConsumerManager {
     const subsChanged = options.updateSubscription === false ? false : this.updateSubscriptions(info, data.subscriptions);
     const changed = channelAdded || subsChanged;
     if (changed && (options.notifyEnabled ?? this.isNotifyEnabled(group))) this.notifyGroup(info);
-    this.subVersionWaits.wake(group, this.findBound);
+    this.subVersionWaits.wake(group);
     return changed;
   }
 

@@ -1,8 +1,8 @@
 // Pulls that name a newer subscription version than the broker knows, waiting briefly for the heartbeat that brings
 // it. A stock push consumer bumps its subscription version when a rebalance changes its queues
 // (RebalancePushImpl.messageQueueChanged) and heartbeats right after, but its pull thread may already be sending
-// pulls with the new version. Java answers those at once with SUBSCRIPTION_NOT_LATEST, and the 4.9.x client waits
-// pullTimeDelayMillsWhenException (1 s; 3 s before 4.9.3) before pulling that queue again: a new consumer then
+// pulls with the new version. Java answers those at once with SUBSCRIPTION_NOT_LATEST, and the 4.9.8 client waits
+// pullTimeDelayMillsWhenException (1 s, measured) before pulling that queue again: a new consumer then
 // starts some of its queues a second late, in about half of the starts measured here, with the official broker as
 // with ours. Holding such a pull until the heartbeat lands (milliseconds) answers it as if the race had not happened;
 // a pull whose heartbeat does not come in time gets SUBSCRIPTION_NOT_LATEST as before.
@@ -20,6 +20,9 @@ interface Waiter {
   resolve: (sub: SubscriptionData | undefined) => void;
 }
 
+/** The group's subscription of a topic as the broker knows it now. */
+export type SubscriptionLookup = (group: string, topic: string) => SubscriptionData | undefined;
+
 export class SubscriptionVersionWaits {
   private readonly byGroup = new Map<string, Set<Waiter>>();
   private count = 0;
@@ -28,20 +31,19 @@ export class SubscriptionVersionWaits {
   /** Pulls that waited (or could not) and got no such heartbeat: SUBSCRIPTION_NOT_LATEST. */
   refused = 0;
 
+  constructor(private readonly find: SubscriptionLookup) {}
+
   /** Waiting pulls (for tests and stats). */
   get size(): number {
     return this.count;
   }
 
   /**
-   * Resolves with the group's subscription of the topic once `find` gives one at `subVersion` or newer (checked at
-   * each wake of the group), or with undefined after timeoutMs, at shutdown, or at once when too many are waiting.
+   * Resolves with the group's subscription of the topic once the lookup gives one at `subVersion` or newer (checked
+   * at each wake of the group), or with undefined after timeoutMs, at shutdown, or at once when too many are waiting.
    */
-  wait(
-    group: string, topic: string, subVersion: number, timeoutMs: number,
-    find: (group: string, topic: string) => SubscriptionData | undefined,
-  ): Promise<SubscriptionData | undefined> {
-    const now = find(group, topic);
+  wait(group: string, topic: string, subVersion: number, timeoutMs: number): Promise<SubscriptionData | undefined> {
+    const now = this.find(group, topic);
     if (now && now.subVersion >= subVersion) return Promise.resolve(now);
     if (this.count >= MAX_SUB_VERSION_WAITERS || timeoutMs <= 0) {
       this.refused++;
@@ -70,11 +72,11 @@ export class SubscriptionVersionWaits {
   }
 
   /** A heartbeat of the group was registered: answers the waiters whose version it now has. */
-  wake(group: string, find: (group: string, topic: string) => SubscriptionData | undefined): void {
+  wake(group: string): void {
     const waiters = this.byGroup.get(group);
     if (!waiters) return;
     for (const w of [...waiters]) {
-      const sub = find(group, w.topic);
+      const sub = this.find(group, w.topic);
       if (!sub || sub.subVersion < w.subVersion) continue;
       clearTimeout(w.timer);
       this.remove(group, waiters, w);
