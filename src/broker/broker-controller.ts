@@ -36,6 +36,7 @@ import { authAdminProcessors } from './processors/auth-admin.js';
 import { adminBrokerProcessors } from './processors/admin-broker.js';
 import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
 import { adminGroupProcessors } from './processors/admin-group.js';
+import { adminStoreProcessors } from './processors/admin-store.js';
 import { adminOffsetProcessors } from './processors/admin-offset.js';
 import { adminTopicProcessors } from './processors/admin-topic.js';
 import { clientManageProcessors } from './processors/client-manage.js';
@@ -250,6 +251,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     lockProcessors(ctx),
     adminTopicProcessors(ctx),
     adminGroupProcessors(ctx),
+    adminStoreProcessors(ctx),
     adminOffsetProcessors(ctx),
     adminConsumerRelayProcessors(ctx),
     adminBrokerProcessors(ctx),

@@ -15,7 +15,7 @@ import { IndexService } from './index/index-service.js';
 import { PageCacheReader } from './page-cache-reader.js';
 import { ConsumeQueueStore } from './consume-queue/store.js';
 import { parseEntry } from './consume-queue/consume-queue.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, SCHEDULE_TOPIC } from './dispatcher.js';
 import { AbortFile, StoreCheckpoint } from './checkpoint.js';
 import { DEFAULT_STORE_ENV, StoreCleaner, type StoreEnv } from './cleanup.js';
 import { getMessage, MAX_PULL_TOTAL_BYTES, type GetContext } from './get-message.js';
@@ -588,6 +588,29 @@ export class DefaultMessageStore implements MessageStore {
   async deleteTopic(topic: string): Promise<void> {
     if (!isSafeTopicName(topic)) return;
     await this.cqStore.deleteTopic(topic);
+  }
+
+  getQueueTopics(): string[] {
+    return this.cqStore.topicNames();
+  }
+
+  async cleanExpiredConsumeQueues(): Promise<string[]> {
+    const min = this.commitLog.minOffset;
+    const removed: string[] = [];
+    for (const cq of [...this.cqStore.all()]) {
+      // maxPhysicEnd 0: no entry yet (Java getLastOffset -1, "maybe created just now"), kept; so is a queue with an
+      // append under way (an offset taken, not yet dispatched), which would land in a queue that restarts at 0
+      if (cq.topic === SCHEDULE_TOPIC || cq.maxPhysicEnd === 0 || cq.maxPhysicEnd >= min) continue;
+      if (cq.nextQueueOffset !== cq.maxOffset) continue;
+      await this.cqStore.deleteQueue(cq.topic, cq.queueId);
+      removed.push(`${cq.topic}@${cq.queueId}`);
+    }
+    if (removed.length > 0) this.logger.info({ removed, minPhyOffset: min }, 'expired consume queues removed');
+    return removed;
+  }
+
+  executeDeleteFilesManually(): void {
+    this.cleaner.executeDeleteFilesManually();
   }
 }
 

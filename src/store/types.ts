@@ -207,6 +207,16 @@ export interface MessageStore {
   getQueueIds(topic: string): number[];
   /** Removes a topic's consume queues (DELETE_TOPIC_IN_BROKER). */
   deleteTopic(topic: string): Promise<void>;
+  /** Topics that have consume queues in the store. */
+  getQueueTopics(): string[];
+  /**
+   * Java cleanExpiredConsumerQueue (CLEAN_EXPIRED_CONSUMEQUEUE): removes every queue whose entries all point below
+   * the commit log's first offset (its next message then takes queue offset 0), except the delay levels' queues.
+   * Returns the queues removed as `topic@queueId`.
+   */
+  cleanExpiredConsumeQueues(): Promise<string[]>;
+  /** Java executeDeleteFilesManually (DELETE_EXPIRED_COMMITLOG): the next clean-up runs delete expired files now. */
+  executeDeleteFilesManually(): void;
 
   /** Called after each record is dispatched to its consume queue (wakes long polls). */
   onDispatch(listener: (entry: DispatchedEntry) => void): void;

@@ -200,6 +200,39 @@ describe('group admin', () => {
     expect(listed.body!.toString().match(/"queueId"/g)?.length).toBe(1);
   });
 
+  it('GET_BROKER_CONSUME_STATS: every group, its topics\' write queues, order topics with isOrder, total diffs', async () => {
+    const t = setup();
+    t.ctx.topicConfigManager.upsert(newTopicConfig('T', 2));
+    t.ctx.topicConfigManager.upsert({ ...newTopicConfig('O', 1), order: true });
+    t.store.setQueue('T', 0, 0, 10, 5_000);
+    t.store.setQueue('T', 1, 0, 4, 5_000);
+    t.store.setQueue('O', 0, 0, 3, 5_000);
+    for (const g of ['G1', 'G2']) t.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(g);
+    t.ctx.consumerOffsetManager.commitOffset('G1', 'T', 0, 7);
+    t.ctx.consumerOffsetManager.commitOffset('G1', 'T', 1, 4);
+    t.ctx.consumerOffsetManager.commitOffset('G2', 'O', 0, 1);
+    t.ctx.consumerOffsetManager.commitOffset('G2', 'Gone', 0, 1); // no topic config: left out
+    const res = await t.server.call(RequestCode.GET_BROKER_CONSUME_STATS, { extFields: { isOrder: 'false' } });
+    expect(res.code).toBe(ResponseCode.SUCCESS);
+    const text = res.body!.toString();
+    expect(text).toContain('"brokerAddr":"');
+    expect(text).toContain(
+      '{"G1":[{"consumeTps":0.0,"offsetTable":{' +
+        '{"brokerName":"broker-a","queueId":0,"topic":"T"}:{"brokerOffset":10,"consumerOffset":7,"lastTimestamp":5006,"pullOffset":7},' +
+        '{"brokerName":"broker-a","queueId":1,"topic":"T"}:{"brokerOffset":4,"consumerOffset":4,"lastTimestamp":5003,"pullOffset":4}}}]}',
+    );
+    expect(text).toContain('{"G2":[{"consumeTps":0.0,"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"O"}:');
+    expect(text).not.toContain('Gone');
+    expect(text).toMatch(/"totalDiff":5,"totalInflightDiff":0}$/);
+    const ordered = await t.server.call(RequestCode.GET_BROKER_CONSUME_STATS, { extFields: { isOrder: 'true' } });
+    expect(ordered.body!.toString()).toContain('{"G1":[]}');
+    expect(ordered.body!.toString()).toMatch(/"totalDiff":2,/);
+    // an online group only reports topics it subscribes
+    await t.server.call(RequestCode.HEART_BEAT, { body: javaHeartbeat('c', 'G2', ['T']) });
+    const online = await t.server.call(RequestCode.GET_BROKER_CONSUME_STATS, { extFields: { isOrder: 'false' } });
+    expect(online.body!.toString()).toContain('{"G2":[]}');
+  });
+
   it('GET_CONSUMER_CONNECTION_LIST and GET_PRODUCER_CONNECTION_LIST shapes', async () => {
     const t = setup();
     const conn = new FakeConnection('10.0.0.9:5555');

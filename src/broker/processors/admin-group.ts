@@ -1,7 +1,7 @@
 // Group administration and consumer/producer views: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200),
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), DELETE_SUBSCRIPTIONGROUP (207), GET_SUBSCRIPTIONGROUP_CONFIG (352),
 // GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203), GET_PRODUCER_CONNECTION_LIST (204),
-// GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343).
+// GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343), GET_BROKER_CONSUME_STATS (317).
 // Java: broker/processor/AdminBrokerProcessor.java (4.9.x and 5.x).
 import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
@@ -75,33 +75,74 @@ function consumeStatsTopics(ctx: BrokerContext, group: string, topic: string | u
   return topics.filter((t) => subscribed === 0 || ctx.consumerManager.findSubscriptionData(group, t) !== undefined);
 }
 
+/** Java OffsetWrapper of a group's queue, as GET_CONSUME_STATS and GET_BROKER_CONSUME_STATS report it. */
+interface OffsetWrapper {
+  brokerOffset: number;
+  consumerOffset: number;
+  lastTimestamp: number;
+  pullOffset: number;
+}
+
+async function offsetWrapper(ctx: BrokerContext, group: string, topic: string, queueId: number): Promise<OffsetWrapper> {
+  const brokerOffset = Math.max(0, ctx.store.getMaxOffsetInQueue(topic, queueId));
+  // Java reports 0 when the group never committed (mqadmin shows the whole queue as lag).
+  const consumerOffset = Math.max(0, ctx.consumerOffsetManager.queryOffset(group, topic, queueId));
+  let lastTimestamp = 0;
+  if (consumerOffset > 0) {
+    const ts = await ctx.store.getMessageStoreTimestamp(topic, queueId, consumerOffset - 1);
+    if (ts > 0) lastTimestamp = ts;
+  }
+  // pullOffset (5.x): the group's latest pull position, never below the committed offset
+  const pullOffset = Math.max(consumerOffset, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId));
+  return { brokerOffset, consumerOffset, lastTimestamp, pullOffset };
+}
+
 async function getConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
   const h = new HeaderReader(req.extFields);
   const group = h.str('consumerGroup');
-  const { store } = ctx;
-  const entries: Array<[MessageQueue, Record<string, unknown>]> = [];
+  const entries: Array<[MessageQueue, OffsetWrapper]> = [];
   for (const topic of consumeStatsTopics(ctx, group, h.optStr('topic'), h.optStr('topicList'))) {
     const tc = ctx.topicConfigManager.get(topic);
     if (!tc) continue;
     for (let queueId = 0; queueId < tc.readQueueNums; queueId++) {
-      const brokerOffset = Math.max(0, store.getMaxOffsetInQueue(topic, queueId));
-      // Java reports 0 when the group never committed (mqadmin shows the whole queue as lag).
-      const consumerOffset = Math.max(0, ctx.consumerOffsetManager.queryOffset(group, topic, queueId));
-      let lastTimestamp = 0;
-      if (consumerOffset > 0) {
-        const ts = await store.getMessageStoreTimestamp(topic, queueId, consumerOffset - 1);
-        if (ts > 0) lastTimestamp = ts;
-      }
-      // pullOffset (5.x): the group's latest pull position, never below the committed offset
-      const pullOffset = Math.max(consumerOffset, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId));
-      entries.push([
-        { brokerName: ctx.config.brokerName, queueId, topic },
-        { brokerOffset, consumerOffset, lastTimestamp, pullOffset },
-      ]);
+      entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, await offsetWrapper(ctx, group, topic, queueId)]);
     }
   }
   const text = encodeMessageQueueTable(entries, { consumeTps: new JavaDouble(0) });
   return createResponse(ResponseCode.SUCCESS, undefined, {}, body(text));
+}
+
+/**
+ * Java fetchAllConsumeStatsInBroker (GET_BROKER_CONSUME_STATS, mqadmin brokerConsumeStats): ConsumeStats of every
+ * subscription group for each topic it has offsets for (write queues; with isOrder only order topics), skipping
+ * topics an online group does not subscribe. pullOffset is the group's pull position as in GET_CONSUME_STATS (Java
+ * leaves it 0 here, which makes its totalInflightDiff minus the sum of the consumer offsets).
+ */
+async function getBrokerConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
+  const isOrder = new HeaderReader(req.extFields).bool('isOrder');
+  const { consumerOffsetManager: offsets, consumerManager } = ctx;
+  const perGroup: Array<Record<string, unknown[]>> = [];
+  let totalDiff = 0;
+  let totalInflightDiff = 0;
+  for (const group of [...ctx.subscriptionGroupManager.table.keys()]) {
+    const statsOfGroup: unknown[] = [];
+    for (const topic of offsets.whichTopicByGroup(group)) {
+      const tc = ctx.topicConfigManager.get(topic);
+      if (!tc || (isOrder && !tc.order)) continue;
+      if (!consumerManager.findSubscriptionData(group, topic) && consumerManager.findSubscriptionDataCount(group) > 0) continue;
+      const entries: Array<[MessageQueue, OffsetWrapper]> = [];
+      for (let queueId = 0; queueId < tc.writeQueueNums; queueId++) {
+        const w = await offsetWrapper(ctx, group, topic, queueId);
+        totalDiff += w.brokerOffset - w.consumerOffset;
+        totalInflightDiff += w.pullOffset - w.consumerOffset;
+        entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, w]);
+      }
+      statsOfGroup.push({ consumeTps: new JavaDouble(0), offsetTable: new Map(entries) });
+    }
+    perGroup.push({ [group]: statsOfGroup });
+  }
+  const list = { brokerAddr: ctx.brokerAddr(), consumeStatsList: perGroup, totalDiff, totalInflightDiff };
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson(list)));
 }
 
 function getConsumerConnectionList(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
@@ -149,6 +190,7 @@ export function adminGroupProcessors(ctx: BrokerContext): ProcessorTable {
     [RequestCode.DELETE_SUBSCRIPTIONGROUP, (req) => deleteSubscriptionGroup(ctx, req)],
     [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, (req) => getSubscriptionGroupConfig(ctx, req)],
     [RequestCode.GET_CONSUME_STATS, (req) => getConsumeStats(ctx, req)],
+    [RequestCode.GET_BROKER_CONSUME_STATS, (req) => getBrokerConsumeStats(ctx, req)],
     [RequestCode.GET_CONSUMER_CONNECTION_LIST, (req) => getConsumerConnectionList(ctx, req)],
     [RequestCode.GET_PRODUCER_CONNECTION_LIST, (req) => getProducerConnectionList(ctx, req)],
     [RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx)],

@@ -42,7 +42,7 @@ export function systemTopicList(ctx: BrokerContext): string[] {
 }
 
 /** Encodes a MessageQueue-keyed table the way fastjson does (object keys in place; mqadmin/Go expect it). */
-export function encodeMessageQueueTable(entries: Array<[MessageQueue, Record<string, unknown>]>, extra: Record<string, unknown> = {}): string {
+export function encodeMessageQueueTable(entries: Array<[MessageQueue, object]>, extra: Record<string, unknown> = {}): string {
   return stringifyFastjson({ ...extra, offsetTable: new Map(entries) });
 }
 

@@ -28,6 +28,7 @@ export const ADMIN_NAME_FIELDS: ReadonlyMap<number, NameFields> = new Map<number
   [RequestCode.GET_TOPIC_CONFIG, { topics: ['topic'] }],
   [RequestCode.GET_TOPIC_STATS_INFO, { topics: ['topic'] }],
   [RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, { topics: ['topic'] }],
+  [RequestCode.QUERY_CONSUME_QUEUE, { topics: ['topic'], groups: ['consumerGroup'] }],
   [RequestCode.DELETE_SUBSCRIPTIONGROUP, { groups: ['groupName'] }],
   [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { groups: ['group'] }],
   [RequestCode.GET_CONSUME_STATS, { groups: ['consumerGroup'], topics: ['topic'], topicLists: ['topicList'] }],

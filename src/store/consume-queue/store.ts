@@ -93,6 +93,23 @@ export class ConsumeQueueStore {
     await fs.promises.rm(path.join(this.rootDir, topic), { recursive: true, force: true });
   }
 
+  topicNames(): string[] {
+    return [...this.topics.keys()];
+  }
+
+  /** Removes one queue and its files; the topic's directory goes with its last queue. */
+  async deleteQueue(topic: string, queueId: number): Promise<void> {
+    const byId = this.topics.get(topic);
+    const cq = byId?.get(queueId);
+    if (!byId || !cq) return;
+    byId.delete(queueId);
+    if (byId.size === 0) this.topics.delete(topic);
+    await cq.destroy();
+    if (byId.size === 0 && !this.topics.has(topic)) {
+      await fs.promises.rm(path.join(this.rootDir, topic), { recursive: true, force: true });
+    }
+  }
+
   async drainWrites(): Promise<void> {
     await Promise.all([...this.all()].map((cq) => cq.drainWrites()));
   }
