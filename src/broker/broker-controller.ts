@@ -36,6 +36,7 @@ import { authAdminProcessors } from './processors/auth-admin.js';
 import { adminBrokerProcessors } from './processors/admin-broker.js';
 import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
 import { adminGroupProcessors } from './processors/admin-group.js';
+import { adminStatsProcessors } from './processors/admin-stats.js';
 import { adminStoreProcessors } from './processors/admin-store.js';
 import { adminOffsetProcessors } from './processors/admin-offset.js';
 import { adminTopicProcessors } from './processors/admin-topic.js';
@@ -64,7 +65,7 @@ import { TimerMessageService } from './timer/timer-message-service.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
 import { TransactionCheckService } from './transaction/transaction-check-service.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
-import { SAMPLE_INTERVAL_MS as TOPIC_PUT_SAMPLE_INTERVAL_MS, TopicPutStats } from './topic-put-stats.js';
+import { SAMPLE_INTERVAL_MS as STATS_SAMPLE_INTERVAL_MS, StatsItems } from './stats-items.js';
 import { timerCheckpointPath } from './timer/timer-checkpoint.js';
 import { saveFileAtomicSync } from '../common/table-file.js';
 
@@ -190,8 +191,8 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
       config, commitLog: messageStore.commitLog as DLedgerCommitLog, store: messageStore, roleSwitch, logger: log.child({ component: 'dledger-role' }),
     })
     : undefined;
-  const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0, topicPuts: new TopicPutStats() };
-  setInterval(() => stats.topicPuts.sample(), TOPIC_PUT_SAMPLE_INTERVAL_MS).unref();
+  const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0, items: new StatsItems() };
+  setInterval(() => stats.items.sample(), STATS_SAMPLE_INTERVAL_MS).unref();
 
   const ctx: BrokerContext = {
     config,
@@ -252,6 +253,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     adminTopicProcessors(ctx),
     adminGroupProcessors(ctx),
     adminStoreProcessors(ctx),
+    adminStatsProcessors(ctx),
     adminOffsetProcessors(ctx),
     adminConsumerRelayProcessors(ctx),
     adminBrokerProcessors(ctx),

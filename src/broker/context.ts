@@ -12,7 +12,7 @@ import type { TimerMessageService } from './timer/timer-message-service.js';
 import type { TopicConfig } from './topic/topic-config.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
-import type { TopicPutStats } from './topic-put-stats.js';
+import type { StatsItems } from './stats-items.js';
 
 /** Everything a broker processor may reach. Processors never touch sockets or files directly. */
 export interface BrokerContext {
@@ -46,8 +46,8 @@ export interface BrokerContext {
 export interface BrokerStats {
   msgPutTotal: number;
   msgGetTotal: number;
-  /** Per-topic puts and their rate over the last minute (5.x topicPutTps). */
-  topicPuts: TopicPutStats;
+  /** Puts and gets per topic, group and cluster over the last minute, hour and day (Java BrokerStatsManager). */
+  items: StatsItems;
   /** Prometheus metrics (metricsExporterType=PROM); absent when off. */
   metrics?: BrokerMetricsSink;
 }

@@ -107,7 +107,7 @@ function resultEntry(s: GrpcServices, stored: Stored, uniqKeys: string): { statu
   const res = putResultToResponse(result);
   if (res.code !== ResponseCode.SUCCESS) return { status: refusalStatus({ code: res.code, remark: res.remark ?? result.status }) };
   s.ctx.stats.msgPutTotal += result.messageCount;
-  s.ctx.stats.topicPuts.add(stored.storedTopic, result.messageCount);
+  s.ctx.stats.items.countPut(s.ctx.config.brokerClusterName, stored.storedTopic, result.messageCount, result.wroteBytes);
   // Observed on 5.3.3: transaction_id is the message id on every SEND_OK, not only for transactional sends.
   return {
     status: status('OK', 'OK'),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adminBrokerProcessors, formatRuntime, humanReadableByteCount } from '../../src/broker/processors/admin-broker.js';
 import { adminGroupProcessors } from '../../src/broker/processors/admin-group.js';
+import { adminStatsProcessors } from '../../src/broker/processors/admin-stats.js';
 import { applyAttributeModifications, adminTopicProcessors } from '../../src/broker/processors/admin-topic.js';
 import { clientManageProcessors } from '../../src/broker/processors/client-manage.js';
 import { newTopicConfig } from '../../src/broker/topic/topic-config.js';
@@ -98,11 +99,9 @@ describe('topic admin', () => {
         '{"brokerName":"broker-a","queueId":1,"topic":"S"}:{"lastUpdateTimestamp":0,"maxOffset":0,"minOffset":0}},' +
         '"topicPutTps":0.0}',
     );
-    // 5.x topicPutTps: puts over the sampled minute (samples every 10 s)
-    t.ctx.stats.topicPuts.add('S', 5);
-    t.ctx.stats.topicPuts.sample(0);
-    t.ctx.stats.topicPuts.add('S', 30);
-    t.ctx.stats.topicPuts.sample(10_000);
+    // 5.x topicPutTps: puts over the sampled minute (samples every 10 s; the first one counts from zero 10 s before)
+    t.ctx.stats.items.countPut('DefaultCluster', 'S', 30, 30_000);
+    t.ctx.stats.items.sample(10_000);
     const busy = await t.server.call(RequestCode.GET_TOPIC_STATS_INFO, { extFields: { topic: 'S' } });
     expect(busy.body!.toString()).toMatch(/,"topicPutTps":3\.0\}$/);
     const missing = await t.server.call(RequestCode.GET_TOPIC_STATS_INFO, { extFields: { topic: 'nope' } });
@@ -266,6 +265,24 @@ describe('group admin', () => {
     });
     const topics = await t.server.call(RequestCode.QUERY_TOPICS_BY_CONSUMER, { extFields: { group: 'G' } });
     expect(topics.body?.toString()).toBe('{"brokerAddr":"127.0.0.1:10911","topicList":["T"]}');
+  });
+});
+
+describe('stats admin', () => {
+  it('VIEW_BROKER_STATS_DATA: minute, hour and day figures of one item; a missing one is Java\'s SYSTEM_ERROR', async () => {
+    const t = makeContext();
+    t.server.registerTable(adminStatsProcessors(t.ctx));
+    t.ctx.stats.items.countGet('DefaultCluster', 'T', 'G', 4, 400);
+    t.ctx.stats.items.sample(20_000);
+    const res = await t.server.call(RequestCode.VIEW_BROKER_STATS_DATA, { extFields: { statsName: 'GROUP_GET_NUMS', statsKey: 'T@G' } });
+    expect(res.code).toBe(ResponseCode.SUCCESS);
+    expect(res.body!.toString()).toBe(
+      '{"statsDay":{"avgpt":4.0,"sum":4,"tps":0.0011111111111111111},"statsHour":{"avgpt":4.0,"sum":4,"tps":0.006666666666666667},' +
+        '"statsMinute":{"avgpt":4.0,"sum":4,"tps":0.4}}',
+    );
+    const missing = await t.server.call(RequestCode.VIEW_BROKER_STATS_DATA, { extFields: { statsName: 'TOPIC_PUT_NUMS', statsKey: 'nope' } });
+    expect(missing.code).toBe(ResponseCode.SYSTEM_ERROR);
+    expect(missing.remark).toBe('The stats <TOPIC_PUT_NUMS> <nope> not exist');
   });
 });
 

@@ -14,7 +14,7 @@ import type { RemotingCommand } from '../../src/remoting/command.js';
 import { FLAG_ONEWAY } from '../../src/remoting/command.js';
 import type { ClientChannel, Processor, ProcessorTable } from '../../src/remoting/dispatcher.js';
 import type { MessageStore } from '../../src/store/types.js';
-import { TopicPutStats } from '../../src/broker/topic-put-stats.js';
+import { StatsItems } from '../../src/broker/stats-items.js';
 
 export const logger = silentLogger();
 
@@ -160,7 +160,7 @@ export function makeContext(overrides: Partial<BrokerConfig> = {}): TestContext 
     registerBrokerAll: async () => {
       t.registrations++;
     },
-    stats: { msgPutTotal: 0, msgGetTotal: 0, topicPuts: new TopicPutStats() },
+    stats: { msgPutTotal: 0, msgGetTotal: 0, items: new StatsItems() },
     startTimeMs: Date.now() - 1000,
   };
   return t;

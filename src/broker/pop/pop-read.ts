@@ -121,8 +121,10 @@ export async function popFromQueue(core: PopCore, s: PopSession, topic: string, 
     }
     s.restNum += result.maxOffset - result.nextBeginOffset;
 
+    let bytes = 0;
     for (let i = 0; i < result.records.length; i++) {
       const raw = result.records[i]!;
+      bytes += raw.length;
       const queueOffset = offsets[i]!;
       const commitLogOffset = readInt64(raw, RecordPos.PHYSICAL_OFFSET);
       const extraInfo = buildExtraInfo(startOffset, s.popTime, s.invisibleTime, s.reviveQid, topic, core.brokerName, queueId, queueOffset);
@@ -139,6 +141,7 @@ export async function popFromQueue(core: PopCore, s: PopSession, topic: string, 
       s.bytes += record.length;
     }
     ctx.stats.msgGetTotal += result.records.length;
+    ctx.stats.items.countGet(ctx.config.brokerClusterName, topic, s.group, result.records.length, bytes);
   } finally {
     core.locks.unlock(key);
   }

@@ -8,6 +8,7 @@ import { HeaderReader, type RemotingCommand, createResponse } from '../../remoti
 import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
+import { StatsName } from '../stats-items.js';
 import { SystemTopic, type TopicConfig, validateTopicName } from '../topic/topic-config.js';
 
 /** Java TopicValidator.SYSTEM_TOPIC_SET (static part; the broker adds its cluster/broker-name topics at start). */
@@ -180,7 +181,7 @@ async function getTopicStatsInfo(ctx: BrokerContext, req: RemotingCommand): Prom
     entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, { lastUpdateTimestamp, maxOffset, minOffset }]);
   }
   // 5.x adds the topic's put rate over the last minute (older clients ignore the field).
-  const body = encodeMessageQueueTable(entries, { topicPutTps: new JavaDouble(ctx.stats.topicPuts.tpsInMinute(topic)) });
+  const body = encodeMessageQueueTable(entries, { topicPutTps: new JavaDouble(ctx.stats.items.snapshot(StatsName.TOPIC_PUT_NUMS, topic, 'minute')?.tps ?? 0) });
   return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(body));
 }
 

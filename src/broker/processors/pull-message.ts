@@ -104,11 +104,10 @@ async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: bool
   if (code === ResponseCode.SUCCESS) {
     res.bodyParts = result.records;
     ctx.stats.msgGetTotal += result.records.length;
-    if (ctx.stats.metrics) {
-      let bytes = 0;
-      for (const r of result.records) bytes += r.length;
-      ctx.stats.metrics.messagesPulled(pull.topic, pull.consumerGroup, result.records.length, bytes);
-    }
+    let bytes = 0;
+    for (const r of result.records) bytes += r.length;
+    ctx.stats.items.countGet(ctx.config.brokerClusterName, pull.topic, pull.consumerGroup, result.records.length, bytes);
+    ctx.stats.metrics?.messagesPulled(pull.topic, pull.consumerGroup, result.records.length, bytes);
     // the records may be views of the store's memory: it may reuse that memory once they are on the socket
     if (pins) res.onWritten = () => pins.release();
   } else {

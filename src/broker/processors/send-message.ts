@@ -88,7 +88,7 @@ function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): R
   const res = putResultToResponse(result, ctx.config.haSemantics);
   if (res.code === ResponseCode.SUCCESS || isStoredButSlow(res.code)) {
     ctx.stats.msgPutTotal += result.messageCount;
-    ctx.stats.topicPuts.add(stored.storedTopic, result.messageCount);
+    ctx.stats.items.countPut(ctx.config.brokerClusterName, stored.storedTopic, result.messageCount, result.wroteBytes);
     ctx.stats.metrics?.messagesStored(stored.storedTopic, properties, result.messageCount, result.wroteBytes);
     res.extFields = {
       msgId: offsetMessageIds(stored.storeHost, result.commitLogOffsets),
