@@ -67,6 +67,32 @@ describe('topic admin', () => {
     expect(t.ctx.topicConfigManager.get('T')).toBeUndefined();
   });
 
+  it('UPDATE_AND_CREATE_TOPIC_LIST (5.x): every entry checked before any is applied; Java defaults for absent fields', async () => {
+    const t = setup();
+    const list = (entries: unknown[]) => ({ body: Buffer.from(JSON.stringify({ topicConfigList: entries })) });
+    const bad = await t.server.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, list([{ topicName: 'L1' }, { topicName: 'SCHEDULE_TOPIC_XXXX' }]));
+    expect(bad.code).toBe(ResponseCode.INVALID_PARAMETER);
+    expect(bad.remark).toBe('The topic[SCHEDULE_TOPIC_XXXX] is conflict with system topic.');
+    expect(t.ctx.topicConfigManager.get('L1')).toBeUndefined();
+    const notInt = await t.server.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, list([{ topicName: 'L1', perm: 'x' }]));
+    expect(notInt.remark).toBe('topic L1: perm "x" is not an integer');
+    const ok = await t.server.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, list([
+      { topicName: 'L1' },
+      { topicName: 'L2', readQueueNums: 2, writeQueueNums: 2, perm: 4, order: true, attributes: { '+message.type': 'FIFO' } },
+    ]));
+    expect(ok.code).toBe(ResponseCode.SUCCESS);
+    expect(t.ctx.topicConfigManager.get('L1')).toMatchObject({ readQueueNums: 16, writeQueueNums: 16, perm: 6, order: false, attributes: {} });
+    expect(t.ctx.topicConfigManager.get('L2')).toMatchObject({ readQueueNums: 2, perm: 4, order: true, attributes: { 'message.type': 'FIFO' } });
+    const registered = t.registrations;
+    // unchanged entries are idempotent; a changed one in the same list is still applied (Java stops at the first)
+    await t.server.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, list([{ topicName: 'L1' }, { topicName: 'L2', readQueueNums: 3, writeQueueNums: 2, perm: 4, order: true }]));
+    expect(t.ctx.topicConfigManager.get('L2')).toMatchObject({ readQueueNums: 3, attributes: { 'message.type': 'FIFO' } });
+    expect(t.registrations).toBe(registered + 1);
+    const noBody = await t.server.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, {});
+    expect(noBody.code).toBe(ResponseCode.SYSTEM_ERROR);
+    expect(noBody.remark).toMatch(/topicConfigList/);
+  });
+
   it('attribute modifications follow Java AttributeUtil', () => {
     expect(applyAttributeModifications({}, '+a=1,+b=2', true)).toEqual({ a: '1', b: '2' });
     expect(applyAttributeModifications({ a: '1', b: '2' }, '+a=3,-b', false)).toEqual({ a: '3' });
@@ -168,6 +194,20 @@ describe('group admin', () => {
     const t2 = setup({ autoCreateSubscriptionGroup: false });
     const missing = await t2.server.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { extFields: { group: 'nope' } });
     expect(missing.code).toBe(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST);
+  });
+
+  it('UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (5.x): all or none', async () => {
+    const t = setup();
+    const list = (entries: unknown[]) => ({ body: Buffer.from(JSON.stringify({ groupConfigList: entries })) });
+    const bad = await t.server.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, list([{ groupName: 'GL1' }, { groupName: 'a b' }]));
+    expect(bad.code).toBe(ResponseCode.INVALID_PARAMETER);
+    expect(t.ctx.subscriptionGroupManager.get('GL1')).toBeUndefined();
+    const ok = await t.server.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, list([{ groupName: 'GL1' }, { groupName: 'GL2', retryMaxTimes: 5 }]));
+    expect(ok.code).toBe(ResponseCode.SUCCESS);
+    expect(t.ctx.subscriptionGroupManager.get('GL1')).toMatchObject({ retryMaxTimes: 16 });
+    expect(t.ctx.subscriptionGroupManager.get('GL2')).toMatchObject({ retryMaxTimes: 5 });
+    const notList = await t.server.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, { body: Buffer.from('{"groupConfigList":3}') });
+    expect(notList.code).toBe(ResponseCode.INVALID_PARAMETER);
   });
 
   it('GET_CONSUME_STATS: object keys, committed/broker offsets, consumeTps 0.0', async () => {

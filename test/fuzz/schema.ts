@@ -75,6 +75,8 @@ export const CODES: ReadonlyMap<number, CodeSpec> = new Map<number, CodeSpec>([
   [C.GET_CONSUMER_RUNNING_INFO, { fields: { consumerGroup: 'group', clientId: 'clientId', jstackEnable: 'bool' }, body: 'none' }],
   [C.CONSUME_MESSAGE_DIRECTLY, { fields: { consumerGroup: 'group', clientId: 'clientId', msgId: 'msgId', brokerName: 'string' }, body: 'none' }],
   [C.GET_BROKER_CONSUME_STATS, { fields: { isOrder: 'bool' }, body: 'none' }],
+  [C.UPDATE_AND_CREATE_TOPIC_LIST, { fields: {}, body: 'none' }],
+  [C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, { fields: {}, body: 'none' }],
   [C.VIEW_BROKER_STATS_DATA, { fields: { statsName: 'string', statsKey: 'string' }, body: 'none' }],
   [C.QUERY_CONSUME_QUEUE, { fields: { ...TOPIC_QUEUE, index: 'long', count: 'int', consumerGroup: 'group' }, body: 'none' }],
   [C.CLEAN_EXPIRED_CONSUMEQUEUE, { fields: {}, body: 'none' }],

@@ -507,6 +507,35 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
     }
   });
 
+  // updateTopicList and updateSubGroupList exist from mqadmin 5.x on (run with MQADMIN_VERSION=5.3.3).
+  it.skipIf(!V5)('updateTopicList (18) and updateSubGroupList (225) create topics and groups from a file', async () => {
+    const dir = tempDir('mqadmin-lists');
+    try {
+      const topics = path.join(dir, 'topics.json');
+      fs.writeFileSync(topics, JSON.stringify([
+        { topicName: 'AdminListTopic1', readQueueNums: 2, writeQueueNums: 2, perm: 6 },
+        { topicName: 'AdminListTopic2', readQueueNums: 1, writeQueueNums: 1, perm: 6, order: true },
+      ]));
+      const groups = path.join(dir, 'groups.json');
+      fs.writeFileSync(groups, JSON.stringify([{ groupName: 'GID_list1' }, { groupName: 'GID_list2', retryMaxTimes: 3 }]));
+      const [t, g] = await Promise.all([
+        mqadmin('updateTopicList', '-b', brokerAddr, '-f', topics),
+        mqadmin('updateSubGroupList', '-b', brokerAddr, '-f', groups),
+      ]);
+      expect(t).toContain(`submit batch of topic config to ${brokerAddr} success`);
+      expect(g).toContain(`submit batch of group config to ${brokerAddr} success`);
+      const { topicConfigManager, subscriptionGroupManager } = server.broker.context;
+      expect(topicConfigManager.get('AdminListTopic1')).toMatchObject({ readQueueNums: 2, writeQueueNums: 2, perm: 6 });
+      expect(topicConfigManager.get('AdminListTopic2')).toMatchObject({ readQueueNums: 1, order: true });
+      expect(subscriptionGroupManager.get('GID_list2')).toMatchObject({ retryMaxTimes: 3 });
+      expect(subscriptionGroupManager.get('GID_list1')).toBeDefined();
+      // registered with the nameserver: the route is there
+      expect((await mqadmin('topicRoute', '-t', 'AdminListTopic1')).replace(/\s+/g, '')).toContain('"readQueueNums":2');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('resetOffsetByTime pushes new offsets to an online consumer (220) and queryMsgById -g -d makes it consume one (309)', async () => {
     const consumer = new JavaConsumer(GROUP, [T1, T2]);
     try {

@@ -1,7 +1,8 @@
 // Group administration and consumer/producer views: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200),
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), DELETE_SUBSCRIPTIONGROUP (207), GET_SUBSCRIPTIONGROUP_CONFIG (352),
 // GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203), GET_PRODUCER_CONNECTION_LIST (204),
-// GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343), GET_BROKER_CONSUME_STATS (317).
+// GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343), GET_BROKER_CONSUME_STATS (317),
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225).
 // Java: broker/processor/AdminBrokerProcessor.java (4.9.x and 5.x).
 import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
@@ -36,6 +37,36 @@ function updateAndCreateSubscriptionGroup(ctx: BrokerContext, req: RemotingComma
   const invalid = validateGroupName(cfg.groupName);
   if (invalid) return createResponse(ResponseCode.INVALID_PARAMETER, invalid);
   ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(cfg);
+  return createResponse(ResponseCode.SUCCESS);
+}
+
+/** Groups one UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST may carry (Java has no limit). */
+const MAX_GROUPS_PER_LIST = 10_000;
+
+/**
+ * 5.x UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225, mqadmin updateSubGroupList): a body
+ * `{"groupConfigList":[SubscriptionGroupConfig...]}`; every entry is checked first, then all are applied, or none.
+ */
+function updateAndCreateSubscriptionGroupList(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
+  const raw = parseJsonBody(req, 'UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (a {"groupConfigList":[...]} body is required)') as Record<string, unknown> | null;
+  const list = raw?.groupConfigList;
+  if (!Array.isArray(list)) return createResponse(ResponseCode.INVALID_PARAMETER, 'UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST: groupConfigList is not a list');
+  if (list.length > MAX_GROUPS_PER_LIST) {
+    return createResponse(ResponseCode.INVALID_PARAMETER, `UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST: ${list.length} groups, at most ${MAX_GROUPS_PER_LIST} a request`);
+  }
+  const configs = [];
+  for (const entry of list) {
+    let cfg;
+    try {
+      cfg = parseSubscriptionGroupConfig(entry);
+    } catch (err) {
+      return createResponse(ResponseCode.INVALID_PARAMETER, `subscription group config: ${(err as Error).message}`);
+    }
+    const invalid = validateGroupName(cfg.groupName);
+    if (invalid) return createResponse(ResponseCode.INVALID_PARAMETER, invalid);
+    configs.push(cfg);
+  }
+  for (const cfg of configs) ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(cfg);
   return createResponse(ResponseCode.SUCCESS);
 }
 
@@ -184,6 +215,11 @@ export function adminGroupProcessors(ctx: BrokerContext): ProcessorTable {
     [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, async (req) => {
       const res = withBodyErrors(() => updateAndCreateSubscriptionGroup(ctx, req));
       await ctx.subscriptionGroupManager.saved(); // on disk before the answer, as Java's synchronous persist
+      return res;
+    }],
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, async (req) => {
+      const res = withBodyErrors(() => updateAndCreateSubscriptionGroupList(ctx, req));
+      await ctx.subscriptionGroupManager.saved();
       return res;
     }],
     [RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, () => getAllSubscriptionGroup(ctx)],

@@ -9,6 +9,7 @@ import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import { StatsName } from '../stats-items.js';
+import { parseJsonBody } from './client-manage.js';
 import { SystemTopic, type TopicConfig, validateTopicName } from '../topic/topic-config.js';
 
 /** Java TopicValidator.SYSTEM_TOPIC_SET (static part; the broker adds its cluster/broker-name topics at start). */
@@ -30,6 +31,8 @@ export const SYSTEM_TOPIC_PREFIX = 'rmq_sys_';
 /** Our limit on queue counts of a created topic (Java has none; each queue is a consume-queue directory). */
 export const MAX_TOPIC_QUEUE_NUMS = 16384;
 const TOPIC_FILTER_TYPES = ['SINGLE_TAG', 'MULTI_TAG'];
+/** Topics one UPDATE_AND_CREATE_TOPIC_LIST may carry (Java has no limit; each is a config entry and a registration). */
+const MAX_TOPICS_PER_LIST = 10_000;
 
 export function isSystemTopic(ctx: BrokerContext, topic: string): boolean {
   return JAVA_SYSTEM_TOPICS.includes(topic) || topic.startsWith(SYSTEM_TOPIC_PREFIX) || ctx.topicConfigManager.isSystemTopic(topic);
@@ -80,59 +83,137 @@ function sameTopicConfig(a: TopicConfig, b: TopicConfig): boolean {
   return stringifyFastjson(a) === stringifyFastjson(b);
 }
 
+/** What one topic creation asks for, from a request header or one entry of a topic list. */
+type TopicRequest = Omit<TopicConfig, 'topicName' | 'attributes'> & {
+  topic: string;
+  /** Java AttributeParser form: `+k=v,-k2`. */
+  attributes: string | undefined;
+};
+
+/** The checks of a creation or update and the config it makes; a string is the refusal's remark. */
+function topicConfigFor(ctx: BrokerContext, r: TopicRequest): TopicConfig | string {
+  const invalid = validateTopicName(r.topic);
+  if (invalid) return invalid;
+  if (isSystemTopic(ctx, r.topic)) return `The topic[${r.topic}] is conflict with system topic.`;
+  for (const [name, n] of [
+    ['readQueueNums', r.readQueueNums],
+    ['writeQueueNums', r.writeQueueNums],
+  ] as const) {
+    if (n < 0 || n > MAX_TOPIC_QUEUE_NUMS) return `${name} ${n} is out of range [0, ${MAX_TOPIC_QUEUE_NUMS}]`;
+  }
+  if (r.perm < 0 || r.perm > 15) return `perm ${r.perm} is not a permission (0-15; 6 = read+write)`;
+  if (!TOPIC_FILTER_TYPES.includes(r.topicFilterType)) {
+    return `topicFilterType ${r.topicFilterType} is not one of ${TOPIC_FILTER_TYPES.join(', ')}`;
+  }
+  const existing = ctx.topicConfigManager.get(r.topic);
+  let attributes: Record<string, string>;
+  try {
+    attributes = applyAttributeModifications(existing?.attributes ?? {}, r.attributes, existing === undefined);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return {
+    topicName: r.topic,
+    readQueueNums: r.readQueueNums,
+    writeQueueNums: r.writeQueueNums,
+    perm: r.perm,
+    topicFilterType: r.topicFilterType,
+    topicSysFlag: r.topicSysFlag,
+    order: r.order,
+    attributes,
+  };
+}
+
+/** Saves the configs that change anything (Java 5.x: an unchanged one is idempotent), then registers them. */
+async function applyTopicConfigs(ctx: BrokerContext, configs: TopicConfig[]): Promise<void> {
+  const changed = configs.filter((tc) => {
+    const existing = ctx.topicConfigManager.get(tc.topicName);
+    return !existing || !sameTopicConfig(existing, tc);
+  });
+  if (changed.length === 0) return;
+  for (const tc of changed) {
+    const existed = ctx.topicConfigManager.get(tc.topicName) !== undefined;
+    ctx.logger.info({ topic: tc.topicName, readQueueNums: tc.readQueueNums, writeQueueNums: tc.writeQueueNums, perm: tc.perm }, existed ? 'topic updated' : 'topic created');
+    ctx.topicConfigManager.upsert(tc, { callerRegisters: ctx.registerTopic !== undefined });
+  }
+  await ctx.topicConfigManager.saved(); // on disk before the answer, as Java's synchronous persist
+  try {
+    // Java registerIncrementBrokerData: those topics only
+    if (ctx.registerTopic) for (const tc of changed) await ctx.registerTopic(tc);
+    else await ctx.registerBrokerAll();
+  } catch (err) {
+    // The topics are saved; the periodic registration will carry them (Java logs and answers SUCCESS too).
+    ctx.logger.warn({ err, topics: changed.map((tc) => tc.topicName) }, 'registering with nameservers after topic change failed');
+  }
+}
+
 async function updateAndCreateTopic(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
   const h = new HeaderReader(req.extFields);
   const topic = h.str('topic');
   const invalid = validateTopicName(topic);
   if (invalid) return createResponse(ResponseCode.INVALID_PARAMETER, invalid);
-  if (isSystemTopic(ctx, topic)) {
-    return createResponse(ResponseCode.INVALID_PARAMETER, `The topic[${topic}] is conflict with system topic.`);
-  }
-  const readQueueNums = h.int('readQueueNums');
-  const writeQueueNums = h.int('writeQueueNums');
-  const perm = h.int('perm');
-  const topicFilterType = h.optStr('topicFilterType') ?? 'SINGLE_TAG';
-  const topicSysFlag = h.optInt('topicSysFlag', 0) ?? 0;
-  for (const [name, n] of [
-    ['readQueueNums', readQueueNums],
-    ['writeQueueNums', writeQueueNums],
-  ] as const) {
-    if (n < 0 || n > MAX_TOPIC_QUEUE_NUMS) {
-      return createResponse(ResponseCode.INVALID_PARAMETER, `${name} ${n} is out of range [0, ${MAX_TOPIC_QUEUE_NUMS}]`);
-    }
-  }
-  if (perm < 0 || perm > 15) return createResponse(ResponseCode.INVALID_PARAMETER, `perm ${perm} is not a permission (0-15; 6 = read+write)`);
-  if (!TOPIC_FILTER_TYPES.includes(topicFilterType)) {
-    return createResponse(ResponseCode.INVALID_PARAMETER, `topicFilterType ${topicFilterType} is not one of ${TOPIC_FILTER_TYPES.join(', ')}`);
-  }
-  const existing = ctx.topicConfigManager.get(topic);
-  let attributes: Record<string, string>;
-  try {
-    attributes = applyAttributeModifications(existing?.attributes ?? {}, h.optStr('attributes'), existing === undefined);
-  } catch (err) {
-    return createResponse(ResponseCode.INVALID_PARAMETER, (err as Error).message);
-  }
-  const tc: TopicConfig = {
-    topicName: topic,
-    readQueueNums,
-    writeQueueNums,
-    perm,
-    topicFilterType,
-    topicSysFlag,
+  const tc = topicConfigFor(ctx, {
+    topic,
+    readQueueNums: h.int('readQueueNums'),
+    writeQueueNums: h.int('writeQueueNums'),
+    perm: h.int('perm'),
+    topicFilterType: h.optStr('topicFilterType') ?? 'SINGLE_TAG',
+    topicSysFlag: h.optInt('topicSysFlag', 0) ?? 0,
     order: h.bool('order', false),
-    attributes,
-  };
-  if (existing && sameTopicConfig(existing, tc)) return createResponse(ResponseCode.SUCCESS); // idempotent (Java 5.x)
-  ctx.logger.info({ topic, readQueueNums, writeQueueNums, perm }, existing ? 'topic updated' : 'topic created');
-  ctx.topicConfigManager.upsert(tc, { callerRegisters: ctx.registerTopic !== undefined });
-  await ctx.topicConfigManager.saved(); // on disk before the answer, as Java's synchronous persist
+    attributes: h.optStr('attributes'),
+  });
+  if (typeof tc === 'string') return createResponse(ResponseCode.INVALID_PARAMETER, tc);
+  await applyTopicConfigs(ctx, [tc]);
+  return createResponse(ResponseCode.SUCCESS);
+}
+
+/** A number field of a list entry: absent → Java's TopicConfig default; anything but an integer is refused. */
+function intField(o: Record<string, unknown>, name: string, dflt: number): number | string {
+  const v = o[name];
+  if (v === undefined || v === null) return dflt;
+  return typeof v === 'number' && Number.isInteger(v) ? v : `${name} ${JSON.stringify(v)} is not an integer`;
+}
+
+/**
+ * 5.x UPDATE_AND_CREATE_TOPIC_LIST (18, mqadmin updateTopicList): a body `{"topicConfigList":[TopicConfig...]}`.
+ * Every entry is checked first, then all are applied, or none. Java answers SUCCESS without applying the rest as
+ * soon as one entry equals its current config; we apply every entry that changes something.
+ */
+async function updateAndCreateTopicList(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
+  let list: unknown;
   try {
-    // Java registerIncrementBrokerData: that topic only
-    await (ctx.registerTopic ? ctx.registerTopic(tc) : ctx.registerBrokerAll());
+    list = (parseJsonBody(req, 'UPDATE_AND_CREATE_TOPIC_LIST (a {"topicConfigList":[...]} body is required)') as Record<string, unknown> | null)?.topicConfigList;
   } catch (err) {
-    // The topic is saved; the periodic registration will carry it (Java logs and answers SUCCESS too).
-    ctx.logger.warn({ err, topic }, 'registering with nameservers after topic change failed');
+    return createResponse(ResponseCode.SYSTEM_ERROR, (err as Error).message);
   }
+  if (!Array.isArray(list)) return createResponse(ResponseCode.INVALID_PARAMETER, 'UPDATE_AND_CREATE_TOPIC_LIST: topicConfigList is not a list');
+  if (list.length > MAX_TOPICS_PER_LIST) {
+    return createResponse(ResponseCode.INVALID_PARAMETER, `UPDATE_AND_CREATE_TOPIC_LIST: ${list.length} topics, at most ${MAX_TOPICS_PER_LIST} a request`);
+  }
+  const configs: TopicConfig[] = [];
+  for (const entry of list) {
+    if (entry === null || typeof entry !== 'object') return createResponse(ResponseCode.INVALID_PARAMETER, 'topicConfigList: an entry is not a TopicConfig object');
+    const o = entry as Record<string, unknown>;
+    const ints = ['readQueueNums', 'writeQueueNums', 'perm', 'topicSysFlag'].map((n) => intField(o, n, n === 'perm' ? 6 : n === 'topicSysFlag' ? 0 : 16));
+    const bad = ints.find((v) => typeof v === 'string');
+    if (bad !== undefined) return createResponse(ResponseCode.INVALID_PARAMETER, `topic ${String(o.topicName)}: ${bad as string}`);
+    const [readQueueNums, writeQueueNums, perm, topicSysFlag] = ints as number[];
+    const attrs = o.attributes && typeof o.attributes === 'object' ? Object.entries(o.attributes as Record<string, unknown>) : [];
+    const tc = topicConfigFor(ctx, {
+      topic: typeof o.topicName === 'string' ? o.topicName : '',
+      readQueueNums: readQueueNums!,
+      writeQueueNums: writeQueueNums!,
+      perm: perm!,
+      topicFilterType: typeof o.topicFilterType === 'string' ? o.topicFilterType : 'SINGLE_TAG',
+      topicSysFlag: topicSysFlag!,
+      order: o.order === true,
+      // Java keeps the AttributeParser signs in the map's keys: {"+message.type":"NORMAL","-k":""}
+      attributes: attrs.length > 0 ? attrs.map(([k, v]) => (k.startsWith('-') ? k : `${k}=${String(v)}`)).join(',') : undefined,
+    });
+    if (typeof tc === 'string') return createResponse(ResponseCode.INVALID_PARAMETER, tc);
+    configs.push(tc);
+  }
+  await applyTopicConfigs(ctx, configs);
   return createResponse(ResponseCode.SUCCESS);
 }
 
@@ -199,6 +280,7 @@ function queryTopicConsumeByWho(ctx: BrokerContext, req: RemotingCommand): Remot
 export function adminTopicProcessors(ctx: BrokerContext): ProcessorTable {
   return [
     [RequestCode.UPDATE_AND_CREATE_TOPIC, (req) => updateAndCreateTopic(ctx, req)],
+    [RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, (req) => updateAndCreateTopicList(ctx, req)],
     [RequestCode.DELETE_TOPIC_IN_BROKER, (req) => deleteTopic(ctx, req)],
     [RequestCode.GET_ALL_TOPIC_CONFIG, () => getAllTopicConfig(ctx)],
     [RequestCode.GET_TOPIC_CONFIG, (req) => getTopicConfig(ctx, req)],
