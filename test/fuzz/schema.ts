@@ -68,6 +68,7 @@ export const CODES: ReadonlyMap<number, CodeSpec> = new Map<number, CodeSpec>([
   [C.GET_CONSUMER_CONNECTION_LIST, { fields: { consumerGroup: 'group' }, body: 'none' }],
   [C.GET_PRODUCER_CONNECTION_LIST, { fields: { producerGroup: 'group' }, body: 'none' }],
   [C.GET_ALL_CONSUMER_OFFSET, { fields: {}, body: 'none' }],
+  [C.GET_ALL_PRODUCER_INFO, { fields: {}, body: 'none' }],
   [C.QUERY_TOPICS_BY_CONSUMER, { fields: { group: 'group' }, body: 'none' }],
   [C.INVOKE_BROKER_TO_RESET_OFFSET, { fields: { topic: 'topic', group: 'group', timestamp: 'long', isForce: 'bool', queueId: 'int', offset: 'long' }, body: 'none' }],
   [C.CLONE_GROUP_OFFSET, { fields: { srcGroup: 'group', destGroup: 'group', topic: 'topic', offline: 'bool' }, body: 'none' }],

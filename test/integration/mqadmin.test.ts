@@ -401,10 +401,11 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
       await waitFor(() => consumer.count(T1) >= allT1 && consumer.count(T2) >= sentT2.length, 60_000, 'the Java consumer to consume everything');
       await waitFor(() => committed(GROUP, T1) === allT1 && committed(GROUP, T2) === sentT2.length, 30_000, 'committed offsets');
 
-      const [connection, producers, progress] = await Promise.all([
+      const [connection, producers, progress, allProducers] = await Promise.all([
         mqadmin('consumerConnection', '-g', GROUP),
         mqadmin('producerConnection', '-g', PGROUP, '-t', T1),
         mqadmin('consumerProgress', '-g', GROUP, '-s', 'true'),
+        mqadmin('producer', '-b', brokerAddr),
       ]);
       const conn = rows(connection, consumer.clientId)[0];
       expect(conn?.slice(2), connection).toEqual(['JAVA', CLIENT_VERSION_DESC]);
@@ -415,6 +416,10 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
       expect(connection).toContain('ConsumeFromWhere: CONSUME_FROM_FIRST_OFFSET');
       // 0001  <clientId>  <clientAddr>  <language>  <version>
       expect(producers, producers).toMatch(/^0001\s+\S+@\S+\s+127\.0\.0\.1:\d+\s+JAVA\s+V\d/m);
+      // producer -b (GET_ALL_PRODUCER_INFO): every group's producers with Java ProducerInfo.toString()
+      const clientId = [...server.broker.context.producerManager.getGroupChannels(PGROUP)!.values()][0]!.clientId;
+      expect(allProducers, allProducers).toMatch(new RegExp(
+        `^producer group \\(${PGROUP}\\) instance : clientId=${clientId.replace(/[.|]/g, '\\$&')},remoteIP=/127\\.0\\.0\\.1:\\d+, language=JAVA, version=\\d+, lastUpdateTimestamp=\\d{13}$`, 'm'));
       const p = progressByTopic(progress, true);
       expect(p.get(T1), progress).toEqual({ broker: allT1, consumer: allT1, diff: 0 });
       expect(p.get(T2)).toEqual({ broker: sentT2.length, consumer: sentT2.length, diff: 0 });

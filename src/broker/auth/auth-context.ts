@@ -46,6 +46,7 @@ const ANNOTATED = new Map<number, Annotated>([
   [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { actions: ['Get'], fields: [['Group', 'group']] }],
   [RequestCode.GET_BROKER_CONSUME_STATS, { actions: ['Get'], fields: [], cluster: true }],
   [RequestCode.VIEW_BROKER_STATS_DATA, { actions: ['Get'], fields: [], cluster: true }],
+  [RequestCode.GET_ALL_PRODUCER_INFO, { actions: ['Get'], fields: [], cluster: true }],
   [RequestCode.QUERY_CONSUME_QUEUE, { actions: ['Get'], fields: [['Topic', 'topic'], ['Group', 'consumerGroup']] }],
   [POP.POP_MESSAGE, { actions: ['Sub'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],
   [POP.ACK_MESSAGE, { actions: ['Sub'], fields: [['Group', 'consumerGroup'], ['Topic', 'topic']] }],

@@ -2,7 +2,7 @@
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), DELETE_SUBSCRIPTIONGROUP (207), GET_SUBSCRIPTIONGROUP_CONFIG (352),
 // GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203), GET_PRODUCER_CONNECTION_LIST (204),
 // GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343), GET_BROKER_CONSUME_STATS (317),
-// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225).
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225), GET_ALL_PRODUCER_INFO (328).
 // Java: broker/processor/AdminBrokerProcessor.java (4.9.x and 5.x).
 import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
@@ -199,6 +199,24 @@ function getProducerConnectionList(ctx: BrokerContext, req: RemotingCommand): Re
   return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson({ connectionSet: [...channels.values()].map(connectionJson) })));
 }
 
+/** GET_ALL_PRODUCER_INFO (328, mqadmin producer): Java ProducerManager.getProducerTable, every group's producers. */
+function getAllProducerInfo(ctx: BrokerContext): RemotingCommand {
+  const data: Record<string, unknown[]> = {};
+  for (const group of ctx.producerManager.groupNames()) {
+    const channels = ctx.producerManager.getGroupChannels(group);
+    if (!channels) continue;
+    data[group] = [...channels.values()].map((ch) => ({
+      clientId: ch.clientId,
+      language: ch.language,
+      lastUpdateTimestamp: ch.lastUpdateTimestamp,
+      // Java: the channel's InetSocketAddress.toString()
+      remoteIP: `/${ch.channel.remoteAddress}`,
+      version: ch.version,
+    }));
+  }
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson({ data })));
+}
+
 function getAllConsumerOffset(ctx: BrokerContext): RemotingCommand {
   // Java's ConsumerOffsetManager.encode(): `{"offsetTable":{"t@g":{0:5}}}` with bare int keys.
   return createResponse(ResponseCode.SUCCESS, undefined, {}, body(ctx.consumerOffsetManager.encode()));
@@ -230,6 +248,7 @@ export function adminGroupProcessors(ctx: BrokerContext): ProcessorTable {
     [RequestCode.GET_CONSUMER_CONNECTION_LIST, (req) => getConsumerConnectionList(ctx, req)],
     [RequestCode.GET_PRODUCER_CONNECTION_LIST, (req) => getProducerConnectionList(ctx, req)],
     [RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx)],
+    [RequestCode.GET_ALL_PRODUCER_INFO, () => getAllProducerInfo(ctx)],
     [RequestCode.QUERY_TOPICS_BY_CONSUMER, (req) => queryTopicsByConsumer(ctx, req)],
   ];
 }
