@@ -22,18 +22,43 @@ export const SAMPLE_INTERVAL_MS = 10_000;
 /** Every 60th sample is also an hour-window sample (10 min), every 360th a day-window sample (1 h). */
 const HOUR_EVERY = 60;
 const DAY_EVERY = 360;
-const WINDOWS = { minute: { every: 1, kept: 7 }, hour: { every: HOUR_EVERY, kept: 7 }, day: { every: DAY_EVERY, kept: 25 } } as const;
+/** Per window: how often it is sampled (in ticks), how many samples it keeps, where they lie in StatsItem.samples. */
+const WINDOWS = {
+  minute: { every: 1, kept: 7, at: 0 },
+  hour: { every: HOUR_EVERY, kept: 7, at: 7 * 3 },
+  day: { every: DAY_EVERY, kept: 25, at: 14 * 3 },
+} as const;
 export type StatsWindow = keyof typeof WINDOWS;
-/** Items per stats name at most; beyond this, items that stopped counting are dropped first, then the oldest. */
-const MAX_ITEMS_PER_NAME = 100_000;
-
-/** [timestampMs, times, value] */
-type Snapshot = [number, number, number];
+const WINDOW_NAMES = Object.keys(WINDOWS) as StatsWindow[];
+/** Numbers one item keeps: [timestampMs, times, value] for each sample of each window. */
+const SAMPLE_NUMBERS = (7 + 7 + 25) * 3;
+/**
+ * Items per stats name at most (an item is ~1.1 KB); beyond this, items that stopped counting are dropped first,
+ * then the oldest. Java keeps every item until its topic or group is deleted.
+ */
+const MAX_ITEMS_PER_NAME = 20_000;
 
 class StatsItem {
   value = 0;
   times = 0;
-  readonly samples: Record<StatsWindow, Snapshot[]> = { minute: [], hour: [], day: [] };
+  /** The windows' samples, oldest first, each window in its own part (WINDOWS[w].at). */
+  readonly samples = new Float64Array(SAMPLE_NUMBERS);
+  /** Samples held per window. */
+  readonly held: Record<StatsWindow, number> = { minute: 0, hour: 0, day: 0 };
+
+  push(w: StatsWindow, timestampMs: number, times: number, value: number): void {
+    const { kept, at } = WINDOWS[w];
+    let n = this.held[w];
+    if (n === kept) {
+      this.samples.copyWithin(at, at + 3, at + kept * 3); // drop the oldest
+      n--;
+    }
+    const p = at + n * 3;
+    this.samples[p] = timestampMs;
+    this.samples[p + 1] = times;
+    this.samples[p + 2] = value;
+    this.held[w] = n + 1;
+  }
 }
 
 /** Java StatsSnapshot: what one window says. */
@@ -76,13 +101,11 @@ export class StatsItems {
     const tick = this.ticks++;
     for (const items of this.byName.values()) {
       for (const item of items.values()) {
-        for (const w of Object.keys(WINDOWS) as StatsWindow[]) {
-          const { every, kept } = WINDOWS[w];
+        for (const w of WINDOW_NAMES) {
+          const { every } = WINDOWS[w];
           if (tick % every !== 0) continue;
-          const list = item.samples[w];
-          if (list.length === 0) list.push([nowMs - every * SAMPLE_INTERVAL_MS, 0, 0]);
-          list.push([nowMs, item.times, item.value]);
-          if (list.length > kept) list.shift();
+          if (item.held[w] === 0) item.push(w, nowMs - every * SAMPLE_INTERVAL_MS, 0, 0);
+          item.push(w, nowMs, item.times, item.value);
         }
       }
     }
@@ -92,10 +115,13 @@ export class StatsItems {
   snapshot(name: string, key: string, window: StatsWindow): StatsSnapshot | undefined {
     const item = this.byName.get(name)?.get(key);
     if (!item) return undefined;
-    const list = item.samples[window];
-    if (list.length === 0) return { sum: 0, tps: 0, avgpt: 0 };
-    const [t0, times0, v0] = list[0]!;
-    const [t1, times1, v1] = list[list.length - 1]!;
+    const n = item.held[window];
+    if (n === 0) return { sum: 0, tps: 0, avgpt: 0 };
+    const { at } = WINDOWS[window];
+    const s = item.samples;
+    const [t0, times0, v0] = [s[at]!, s[at + 1]!, s[at + 2]!];
+    const last = at + (n - 1) * 3;
+    const [t1, times1, v1] = [s[last]!, s[last + 1]!, s[last + 2]!];
     const sum = v1 - v0;
     const timesDiff = times1 - times0;
     return { sum, tps: t1 > t0 ? (sum * 1000) / (t1 - t0) : 0, avgpt: timesDiff > 0 ? sum / timesDiff : 0 };
@@ -116,8 +142,7 @@ function addTo(items: Map<string, StatsItem>, key: string, value: number, times:
 /** Drops the items whose minute window saw no growth, or the oldest one when every item still counts. */
 function dropIdle(items: Map<string, StatsItem>): void {
   for (const [key, item] of items) {
-    const s = item.samples.minute;
-    if (s.length === WINDOWS.minute.kept && s[0]![2] === item.value) items.delete(key);
+    if (item.held.minute === WINDOWS.minute.kept && item.samples[2] === item.value) items.delete(key);
   }
   if (items.size >= MAX_ITEMS_PER_NAME) items.delete(items.keys().next().value!);
 }
