@@ -68,6 +68,12 @@ const BAD_NAMES = ['', ' ', '../../etc', 'a/b', 'a\\b', '.', '..', 'bad topic!',
   'z'.repeat(70_000), 'ünïcødé', '\u0000', 'a\u0001b\u0002', '%', '|', '-', 'T'.repeat(300)];
 const INT_EDGES = ['0', '-1', '1', '7', '8', '2147483647', '-2147483648', '2147483648', '-2147483649', '', ' 1', '1 ',
   '1e3', '0x10', '+5', '-0', '\u0663', '\uff17', 'NaN', 'Infinity', '1.5', '9'.repeat(40), 'abc', '--1', '+'];
+/**
+ * fileReservedTime values for the config frames: the edges, but none of 0 and below, which are valid and make every
+ * commit-log file due, so that a DELETE_EXPIRED_COMMITLOG among the frames deletes the check topic's messages on
+ * purpose (seed 90417): the oracle would count an operator's deletion as loss.
+ */
+const RESERVED_TIME_EDGES = INT_EDGES.filter((v) => v.trim() === '' || !(Number(v) <= 0));
 const LONG_EDGES = ['0', '-1', '1', '1700000000000', String(Date.now()), '9007199254740991', '9007199254740993',
   '9223372036854775807', '-9223372036854775808', '9223372036854775808', '-9223372036854775809', '1e21', '1e308', '',
   ' 5', '0x10', '1e3', '00000000000000000000001', '\u0661\u0662', '-0', '3.14'];
@@ -242,7 +248,7 @@ export class FrameGenerator {
             // Refused: a restart-only key changed, a bad value, an unknown or black-listed key.
             text += r.pick(['mappedFileSizeCommitLog=1', 'brokerPermission=x', 'maxMessageSize=-1', 'flushDiskType=NOPE',
               'unknownKey=1', 'brokerConfigPath=/tmp/x', 'rocketmqHome=/', 'configBlackList=', 'listenPort=1', '=', 'x', '\u0000=1',
-              'deleteWhen=99', `fileReservedTime=${r.pick(INT_EDGES)}`]) + '\n';
+              'deleteWhen=99', `fileReservedTime=${r.pick(RESERVED_TIME_EDGES)}`]) + '\n';
           }
         }
         return Buffer.from(text);
