@@ -58,6 +58,7 @@ import { queryMessageProcessors } from './processors/query-message.js';
 import { sendBackProcessors } from './processors/send-back.js';
 import { sendReplyProcessors } from './processors/send-reply.js';
 import { sendMessageProcessors } from './processors/send-message.js';
+import { recallMessageProcessors } from './processors/recall-message.js';
 import { parseMessageDelayLevel } from './schedule/delay-levels.js';
 import { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
@@ -236,6 +237,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   const processorTables: ProcessorTable[] = [
     adminHaProcessors(ctx),
     sendMessageProcessors(ctx),
+    recallMessageProcessors(ctx),
     pullMessageProcessors(ctx),
     popMessageProcessors(pop),
     ackMessageProcessors(pop),

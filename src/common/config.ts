@@ -83,6 +83,9 @@ const BROKER_OWN_SCHEMA = {
   timerWheelEnable: { type: 'bool', default: true },
   timerMaxDelaySec: { type: 'int', default: 259200, min: 1, live: true },
   timerPrecisionMs: { type: 'int', default: 1000, min: 1 },
+  // RecallMessage (5.3.x BrokerConfig; its default is false: refused with NO_PERMISSION unless enabled).
+  recallMessageEnable: { type: 'bool', default: false, live: true },
+  allowRecallWhenBrokerNotWriteable: { type: 'bool', default: true, live: true },
   // MessageStoreConfig.defaultQueryMaxNum: the answer size of a unique-key QUERY_MESSAGE.
   defaultQueryMaxNum: { type: 'int', default: 32, min: 1, max: 100000, live: true },
   // Java: rocketmq.broker.rebalance.lockMaxLiveTime

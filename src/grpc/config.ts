@@ -37,6 +37,4 @@ export const GRPC_SCHEMA = {
   enableProxyAutoRenew: { type: 'bool', default: true },
   // Answers to relayed admin requests (thread stacks, consume-directly) are awaited this long.
   grpcProxyRelayRequestTimeoutInSeconds: { type: 'int', default: 5, min: 1 },
-  // Java BrokerConfig (5.3.3 default false): RecallMessage is refused unless enabled.
-  recallMessageEnable: { type: 'bool', default: false, live: true },
 } as const satisfies Schema;

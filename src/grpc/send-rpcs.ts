@@ -114,5 +114,6 @@ function resultEntry(s: GrpcServices, stored: Stored, uniqKeys: string): { statu
     message_id: uniqKeys,
     transaction_id: stored.transactionId ?? uniqKeys,
     offset: result.queueOffset,
+    recall_handle: stored.recallHandle ?? '',
   };
 }

@@ -16,7 +16,8 @@ export interface TestServer {
   storeDir: string;
   broker: Broker;
   /** Stops the broker cleanly and starts it again on the same port and store. */
-  restartBroker(): Promise<void>;
+  /** Stops and starts the broker on the same store; `whileStopped` runs in between (e.g. to edit its files). */
+  restartBroker(whileStopped?: () => void): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -65,8 +66,9 @@ export async function startTestServer(overrides: Partial<BrokerConfig> = {}): Pr
     brokerAddr: broker.brokerAddr(),
     storeDir,
     broker,
-    async restartBroker() {
+    async restartBroker(whileStopped?: () => void) {
       await broker.shutdown();
+      whileStopped?.();
       broker = createBroker({ ...config, listenPort: port, grpcServerPort: grpcPort, haListenPort: haPort }, logger);
       server.broker = broker;
       await broker.start();

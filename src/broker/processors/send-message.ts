@@ -99,6 +99,7 @@ function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): R
     };
     // 5.x answers the UNIQ_KEY as transactionId (4.9.x clients read it too when present).
     if (stored.transactionId) res.extFields.transactionId = stored.transactionId;
+    if (stored.recallHandle) res.extFields.recallHandle = stored.recallHandle;
   }
   return res;
 }

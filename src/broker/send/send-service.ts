@@ -12,6 +12,7 @@ import { RETRY_GROUP_TOPIC_PREFIX } from '../topic/topic-config.js';
 import { isHalfMessageSend, toHalfMessage } from '../transaction/transactional-message-util.js';
 import { type Refusal, refusal } from '../outcome.js';
 import { type SendHeader, buildMessage, checkMessage, checkSizes } from './message-checks.js';
+import { recallHandleFor } from '../timer/recall-handle.js';
 
 /** One inner message of a batch. */
 export interface BatchItem {
@@ -44,6 +45,8 @@ export interface Stored {
   storedTopic: string;
   /** The UNIQ_KEY of a half message (5.x answers it as transactionId). */
   transactionId?: string;
+  /** A parked timer message's recall handle (5.3.x answers it; RecallMessage takes it). */
+  recallHandle?: string;
   storeHost: HostAddress;
 }
 
@@ -153,5 +156,6 @@ export async function sendMessage(ctx: BrokerContext, req: SendRequest): Promise
     if (state.done) break;
   }
   const result = await ctx.store.putMessage(state.msg);
-  return { result, queueId, storedTopic: state.storedTopic, transactionId: state.transactionId, storeHost };
+  const recallHandle = recallHandleFor(state.msg.propertiesString, ctx.config.brokerName);
+  return { result, queueId, storedTopic: state.storedTopic, transactionId: state.transactionId, recallHandle, storeHost };
 }

@@ -7,7 +7,8 @@ import {
 } from '../../store/index.js';
 import { getProperty } from '../../common/message-properties.js';
 import { TableFile } from '../../common/table-file.js';
-import { convertDueMessage } from './timer-convert.js';
+import { MARKER_DUE, RECALLED, convertDueMessage } from './timer-convert.js';
+import { RECALL_KEEP_MS, TimerRecalls, markerOf } from './timer-recalls.js';
 import { type TimerEntry, TimerHeap, entryLe } from './timer-heap.js';
 import { type TimerHookConfig, type TimerRefusal, applyTimerHook, snapTimerPrecisionMs } from './timer-hook.js';
 import { BLOCK_ENTRIES, BlockMins, DoneOffsets } from './timer-progress.js';
@@ -55,6 +56,9 @@ interface Counters {
   delivered: number;
   rolled: number;
   dropped: number;
+  /** Messages not delivered because their producer recalled them, and delete markers whose time came. */
+  recalled: number;
+  markersDone: number;
   scans: number;
   blocksRead: number;
 }
@@ -76,12 +80,14 @@ const STORED = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 'FLUSH_SLAVE_TIMEOUT', '
 export class TimerMessageService {
   readonly precisionMs: number;
   readonly tuning: TimerTuning;
-  readonly counters: Counters = { delivered: 0, rolled: 0, dropped: 0, scans: 0, blocksRead: 0 };
+  readonly counters: Counters = { delivered: 0, rolled: 0, dropped: 0, recalled: 0, markersDone: 0, scans: 0, blocksRead: 0 };
   /** config/timerProgress.json, ours. */
   private readonly file: TableFile;
   private done = new DoneOffsets(0);
   private readonly blocks = new BlockMins();
   private readonly heap = new TimerHeap();
+  /** Delete keys of recalled messages (see timer-recalls.ts). */
+  readonly recalls = new TimerRecalls();
   private readonly inFlight = new Set<number>();
   private fMs = Number.NEGATIVE_INFINITY;
   private fOff = Number.NEGATIVE_INFINITY;
@@ -100,6 +106,9 @@ export class TimerMessageService {
   private lastPersistMs = 0;
   private kickWanted = false;
   private delivering: Promise<void> | null = null;
+  /** Reading the delete markers of entries dispatched while this service did not run; nothing is delivered until done. */
+  private markerTask: Promise<void> | null = null;
+  private markersReady = true;
   private scanTask: Promise<void> | null = null;
   private rollTask: Promise<void> | null = null;
   private persistTask: Promise<void> | null = null;
@@ -134,7 +143,7 @@ export class TimerMessageService {
 
   load(): void {
     const data = this.file.load() as
-      { queueOffset?: unknown; bitmapBase?: unknown; bitmap?: unknown; updateTimestamp?: unknown } | undefined;
+      { queueOffset?: unknown; bitmapBase?: unknown; bitmap?: unknown; updateTimestamp?: unknown; recallsSeenBelow?: unknown; recalls?: unknown } | undefined;
     const java = readTimerCheckpoint(this.checkpointFile.file);
     this.checkpointCounter = java?.counter ?? 0;
     const ourTimestamp = Number(data?.updateTimestamp ?? 0);
@@ -142,12 +151,18 @@ export class TimerMessageService {
     if (java && !(java.timestamp <= (Number.isFinite(ourTimestamp) ? ourTimestamp : 0))) {
       this.javaProgress = java;
       this.done = new DoneOffsets(0);
+      this.recalls.load(undefined, 0);
       return;
     }
     const low = Number(data?.queueOffset ?? 0);
-    if (!data || !Number.isSafeInteger(low) || low < 0) return;
+    if (!data || !Number.isSafeInteger(low) || low < 0) {
+      this.recalls.load(undefined, 0);
+      return;
+    }
     const base = Number(data.bitmapBase ?? low);
     this.done = DoneOffsets.decode(low, Number.isSafeInteger(base) ? base : low, typeof data.bitmap === 'string' ? data.bitmap : '');
+    // A file from before recalls were kept: every pending entry is read once for markers.
+    this.recalls.load(data, this.done.low);
   }
 
   /** Runs synchronously unless an official broker's progress has to be imported first. */
@@ -169,6 +184,25 @@ export class TimerMessageService {
     // Nothing is known about the parked entries yet: the first scan reads them all.
     for (let b = BlockMins.blockOf(this.done.low); b * BLOCK_ENTRIES < max; b++) this.blocks.set(b, Number.NEGATIVE_INFINITY);
     this.started = true;
+    // Delete markers dispatched since the last save (or while stopped) are read before anything is delivered; new
+    // ones pass onDispatch. In the background: a promoted slave may read many entries, and its role change must not wait.
+    const markersFrom = Math.max(min, Math.min(this.recalls.seenBelow, max));
+    if (markersFrom < max) {
+      this.markersReady = false;
+      this.markerTask = this.findMarkers(markersFrom, max)
+        .then((complete) => {
+          // Not complete (stopped meanwhile): the next start reads the range again.
+          if (complete) this.recalls.seenBelow = this.knownEnd;
+        })
+        .catch((err: unknown) => this.logger.error({ err }, 'timer recall markers could not be read; recalls made before this start may be delivered'))
+        .finally(() => {
+          this.markersReady = true;
+          this.markerTask = null;
+          this.kick();
+        });
+    } else {
+      this.recalls.seenBelow = max;
+    }
     this.maintainTimer = setInterval(() => this.maintain(), this.tuning.maintainIntervalMs);
     this.maintainTimer.unref();
     this.maintain();
@@ -180,6 +214,7 @@ export class TimerMessageService {
     if (this.maintainTimer) clearInterval(this.maintainTimer);
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeTimer = undefined;
+    await this.markerTask;
     await this.scanTask;
     await this.rollTask;
     await this.delivering;
@@ -195,6 +230,9 @@ export class TimerMessageService {
       this.blocks.set(b, Number.NEGATIVE_INFINITY);
     }
     this.knownEnd = e.queueOffset + 1;
+    const marker = markerOf(e.propertiesString);
+    if (marker) this.noteMarker(marker.key, marker.outMs, e.queueOffset);
+    if (this.markersReady) this.recalls.seenBelow = this.knownEnd;
     this.admit({ actionMs: e.tagsCode, queueOffset: e.queueOffset, commitLogOffset: e.commitLogOffset, sizeBytes: e.sizeBytes });
   };
 
@@ -208,8 +246,11 @@ export class TimerMessageService {
   }
 
   /** For runtime info and tests. */
-  status(): { pendingFrom: number; queueEnd: number; heapEntries: number; inFlight: number; scanning: boolean; memoryBytes: number } & Counters {
+  status(): {
+    pendingFrom: number; queueEnd: number; heapEntries: number; inFlight: number; scanning: boolean; memoryBytes: number; pendingRecalls: number;
+  } & Counters {
     return {
+      pendingRecalls: this.recalls.size,
       scanning: this.scanTask !== null,
       pendingFrom: this.done.low,
       queueEnd: this.knownEnd,
@@ -218,6 +259,47 @@ export class TimerMessageService {
       memoryBytes: this.heap.memoryBytes + this.done.memoryBytes + this.blocks.memoryBytes,
       ...this.counters,
     };
+  }
+
+  /** Whether RecallMessage may park one more delete marker (the kept keys are bounded). */
+  canTakeRecall(): boolean {
+    return !this.recalls.full;
+  }
+
+  private noteMarker(key: string, outMs: number, queueOffset: number): void {
+    if (this.recalls.note(key, outMs)) {
+      this.dirty = true;
+    } else {
+      this.logger.warn({ queueOffset, key, kept: this.recalls.size }, 'timer recall marker not kept: too many pending recalls; the message will be delivered');
+    }
+  }
+
+  /** Notes the delete markers among the timer queue's entries [from, to); false when stopped before the end. */
+  private async findMarkers(from: number, to: number): Promise<boolean> {
+    let found = 0;
+    let at = from;
+    while (at < to && this.started) {
+      const entries = await this.store.getQueueEntries(TIMER_TOPIC, 0, at, Math.min(256, to - at));
+      if (entries.length === 0) break;
+      const records = await Promise.all(entries.map((e) => this.store.lookMessageByOffset(e.commitLogOffset).catch(() => null)));
+      for (let i = 0; i < entries.length; i++) {
+        const raw = records[i];
+        if (!raw || raw.length !== entries[i]!.sizeBytes) continue;
+        let marker: ReturnType<typeof markerOf>;
+        try {
+          marker = markerOf(decodeRecord(raw).propertiesString);
+        } catch {
+          continue; // unreadable: delivery drops it with a warning
+        }
+        if (marker) {
+          this.noteMarker(marker.key, marker.outMs, entries[i]!.queueOffset);
+          found++;
+        }
+      }
+      at = entries[entries.length - 1]!.queueOffset + 1;
+    }
+    this.logger.info({ from, to: at, found, pending: this.recalls.size }, 'timer recall markers read');
+    return at >= to || this.started;
   }
 
   // ---------------------------------------------------------------- heap and frontier
@@ -265,6 +347,12 @@ export class TimerMessageService {
       this.dirty = true;
     }
     const now = Date.now();
+    // A key is forgotten once its slot is well past and nothing up to it waits: not in the heap, not in a delivery,
+    // and not beyond the frontier a scan has made good (after a restart the first scan is still finding old entries).
+    if (this.recalls.size > 0 && !this.delivering && this.markersReady) {
+      const frontierMs = this.scanning ? this.safeMs : this.fMs;
+      if (this.recalls.prune(Math.min(now - RECALL_KEEP_MS, this.heap.peekActionMs(), frontierMs)) > 0) this.dirty = true;
+    }
     if (!this.scanTask && this.fMs < now + this.tuning.windowMs / 2 && this.heap.size < this.tuning.heapMaxEntries / 2) {
       this.scanTask = this.scan()
         .catch((err: unknown) => this.logger.error({ err }, 'timer scan failed'))
@@ -413,7 +501,7 @@ export class TimerMessageService {
   /** Delivers every due entry the heap may release, a batch at a time, then sleeps until the next one. */
   private async deliverDue(): Promise<void> {
     for (;;) {
-      if (!this.started) return;
+      if (!this.started || !this.markersReady) return;
       const now = Date.now();
       if (now < this.retryAfterMs) {
         this.armWake(this.retryAfterMs);
@@ -447,7 +535,15 @@ export class TimerMessageService {
     const puts: Array<Promise<PutResult> | null> = batch.map((e, i) => {
       const raw = records[i];
       const rec = raw && raw.length === e.sizeBytes ? decodeRecord(raw) : null;
-      const converted = rec ? convertDueMessage(rec, now, this.precisionMs, forceRoll) : 'the parked record is gone from the commit log';
+      const converted = rec
+        ? convertDueMessage(rec, now, this.precisionMs, forceRoll, (key) => this.recalls.has(key))
+        : 'the parked record is gone from the commit log';
+      if (converted === RECALLED || converted === MARKER_DUE) {
+        if (converted === RECALLED) this.counters.recalled++;
+        else this.counters.markersDone++;
+        this.markDone(e.queueOffset);
+        return null;
+      }
       if (typeof converted === 'string') {
         this.logger.warn({ queueOffset: e.queueOffset, commitLogOffset: e.commitLogOffset, reason: converted }, 'timer message dropped');
         this.counters.dropped++;
@@ -531,7 +627,7 @@ export class TimerMessageService {
   // ---------------------------------------------------------------- persistence
 
   private encode(now: number): string {
-    return JSON.stringify({ ...this.done.encode(), precisionMs: this.precisionMs, updateTimestamp: now });
+    return JSON.stringify({ ...this.done.encode(), precisionMs: this.precisionMs, updateTimestamp: now, ...this.recalls.encode() });
   }
 
   /**
