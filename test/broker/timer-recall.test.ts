@@ -45,9 +45,10 @@ describe('RecallMessage', () => {
   it('answers a handle for parked timer messages only, in Java\'s format', async () => {
     const { server, client } = await start({ brokerName: 'broker-r' });
     const addr = server.brokerAddr;
-    const plain = await send(client, addr, 'RecallFormat', { KEYS: 'p' });
+    const plain = await send(client, addr, 'RecallFormat', { KEYS: 'p', UNIQ_KEY: 'UNIQ-P' });
     expect(plain.code).toBe(0);
     expect(plain.extFields.recallHandle).toBeUndefined();
+    expect(plain.extFields.transactionId).toBe('UNIQ-P'); // as 5.3.3 answers every single send
     const due = await send(client, addr, 'RecallFormat', { TIMER_DELIVER_MS: String(Date.now() - 1000) });
     expect(due.extFields.recallHandle).toBeUndefined();
     const level = await send(client, addr, 'RecallFormat', { DELAY: '2', TIMER_DELAY_SEC: '30' });

@@ -97,8 +97,10 @@ function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): R
       MSG_REGION: 'DefaultRegion',
       TRACE_ON: 'true',
     };
-    // 5.x answers the UNIQ_KEY as transactionId (4.9.x clients read it too when present).
-    if (stored.transactionId) res.extFields.transactionId = stored.transactionId;
+    // 5.3.3 answers a single message's UNIQ_KEY as transactionId on every send (4.9.8 on none; its clients read it
+    // when present, and use it only for half messages); batches have none.
+    const transactionId = stored.transactionId ?? stored.uniqKey;
+    if (transactionId) res.extFields.transactionId = transactionId;
     if (stored.recallHandle) res.extFields.recallHandle = stored.recallHandle;
   }
   return res;

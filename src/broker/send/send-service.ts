@@ -47,6 +47,8 @@ export interface Stored {
   transactionId?: string;
   /** A parked timer message's recall handle (5.3.x answers it; RecallMessage takes it). */
   recallHandle?: string;
+  /** A single message's UNIQ_KEY (5.3.3 answers it as transactionId on every send). */
+  uniqKey?: string;
   storeHost: HostAddress;
 }
 
@@ -157,5 +159,7 @@ export async function sendMessage(ctx: BrokerContext, req: SendRequest): Promise
   }
   const result = await ctx.store.putMessage(state.msg);
   const recallHandle = recallHandleFor(state.msg.propertiesString, ctx.config.brokerName);
-  return { result, queueId, storedTopic: state.storedTopic, transactionId: state.transactionId, recallHandle, storeHost };
+  return {
+    result, queueId, storedTopic: state.storedTopic, transactionId: state.transactionId, recallHandle, uniqKey: state.msg.uniqKey, storeHost,
+  };
 }
