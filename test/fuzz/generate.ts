@@ -79,7 +79,7 @@ const LONG_EDGES = ['0', '-1', '1', '1700000000000', String(Date.now()), '900719
   ' 5', '0x10', '1e3', '00000000000000000000001', '\u0661\u0662', '-0', '3.14'];
 const PROPERTY_KEYS = ['TAGS', 'KEYS', 'UNIQ_KEY', 'DELAY', 'TIMER_DELIVER_MS', 'TIMER_DELAY_SEC', 'TIMER_DELAY_MS',
   'TRAN_MSG', 'PGROUP', 'REAL_TOPIC', 'REAL_QID', 'RETRY_TOPIC', 'MAX_OFFSET', 'MIN_OFFSET', 'WAIT', 'CLUSTER',
-  'REPLY_TO_CLIENT', 'CORRELATION_ID', 'MSG_TYPE', 'TTL', 'a', ''];
+  'REPLY_TO_CLIENT', 'CORRELATION_ID', 'MSG_TYPE', 'TTL', 'TIMER_DEL_UNIQKEY', 'a', ''];
 
 export class FrameGenerator {
   constructor(private readonly rng: Rng) {}
@@ -169,6 +169,14 @@ export class FrameGenerator {
         return r.pick(['127.0.0.1:10911', '127.0.0.1:1', 'nohost', ':', '[::1]:10911', '']);
       case 'clientId':
         return r.pick(['fuzz@1', 'fuzz@2', '', 'x'.repeat(500)]);
+      case 'recallHandle': {
+        // Mostly well formed (topic, broker, a time soon or at an edge, a key), so the checks after decoding run too.
+        if (r.chance(0.3)) return r.pick(BAD_NAMES);
+        const topic = r.chance(0.8) ? r.pick(TOPICS) : r.pick(BAD_NAMES);
+        const at = r.chance(0.7) ? String(Date.now() + r.int(10_000) - 1000) : r.pick(LONG_EDGES);
+        const text = ['v1', topic, r.pick(['broker-a', 'broker-z', '']), at, r.pick(['U1', 'U2', '', 'x'.repeat(300)])].join(' ');
+        return Buffer.from(text).toString(r.chance(0.8) ? 'base64url' : 'base64');
+      }
       default:
         return r.chance(0.7) ? r.pick(['*', 'TagA || TagB', 'a > 5', 'TAG', 'SQL92', 'FuzzG0', 'broker-a', 'DefaultCluster', 'k1'])
           : r.pick(BAD_NAMES);

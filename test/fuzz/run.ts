@@ -119,7 +119,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   if (!main) ensureDist();
   const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmqts-fuzz-'));
   const server: ChildServer = await startChildServer([
-    `--storePathRootDir=${storeDir}`, '--mappedFileSizeCommitLog=67108864', '--autoCreateSubscriptionGroup=true',
+    `--storePathRootDir=${storeDir}`, '--mappedFileSizeCommitLog=67108864', '--autoCreateSubscriptionGroup=true', '--recallMessageEnable=true',
   ], main, [`--import=${PROBE}`]);
   const report: FuzzReport = {
     seed: opts.seed, frames: 0, answered: 0, closedConnections: 0, byCode: {}, checkMessagesAcked: 0, maxLoopStallMs: 0, loopGaps: [], unattributedStalls: 0, failures: [],

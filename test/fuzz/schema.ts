@@ -2,7 +2,7 @@
 // classes; field names as our processors read them) and the kind of body it carries. Unknown codes are fuzzed too.
 import { RequestCode as C } from '../../src/common/request-code.js';
 
-export type FieldType = 'int' | 'long' | 'bool' | 'topic' | 'group' | 'string' | 'properties' | 'msgId' | 'addr' | 'clientId';
+export type FieldType = 'int' | 'long' | 'bool' | 'topic' | 'group' | 'string' | 'properties' | 'msgId' | 'addr' | 'clientId' | 'recallHandle';
 export type BodyKind = 'none' | 'message' | 'batch' | 'heartbeat' | 'lock' | 'groupConfig' | 'clientConfig' | 'register'
   | 'properties' | 'json';
 
@@ -36,6 +36,7 @@ export const CODES: ReadonlyMap<number, CodeSpec> = new Map<number, CodeSpec>([
   [C.SEND_REPLY_MESSAGE, { fields: SEND_FIELDS, body: 'message' }],
   [C.SEND_REPLY_MESSAGE_V2, { fields: SEND_FIELDS, body: 'message', letters: V2_LETTERS }],
   [C.PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
+  [C.RECALL_MESSAGE, { fields: { producerGroup: 'group', topic: 'topic', recallHandle: 'recallHandle' }, body: 'none' }],
   [C.LITE_PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
   [C.QUERY_MESSAGE, { fields: { topic: 'topic', key: 'string', maxNum: 'int', beginTimestamp: 'long', endTimestamp: 'long' }, body: 'none' }],
   [C.VIEW_MESSAGE_BY_ID, { fields: { offset: 'long' }, body: 'none' }],
@@ -130,4 +131,5 @@ export const SAFE_LIVE_KEYS: Readonly<Record<string, readonly string[]>> = {
   maxFilterMessageSize: ['1', '16000'],
   enablePropertyFilter: ['true', 'false'],
   filterSupportRetry: ['true', 'false'],
+  recallMessageEnable: ['true', 'false'],
 };
