@@ -133,6 +133,36 @@ export const NODE_SCENARIOS = {
     assert(mv.deliveryTimestamp?.getTime() === due, `delivery timestamp ${mv.deliveryTimestamp?.getTime()} want ${due}`);
   },
 
+  /**
+   * RecallMessage (5.3.x): a recalled delay message is never delivered, the others of its time are. The witness is
+   * due 2 s later: timers are re-put in due order, so once it arrived a delivered R1 would be in the store.
+   */
+  async recall(s, n) {
+    const topic = n.topic('DELAY');
+    const group = n.group();
+    const p = await s.producer([topic]);
+    const c = await s.simple(group, topic);
+    const due = Date.now() + 4000;
+    const receipts = [];
+    for (const k of ['R0', 'R1', 'R2']) receipts.push(await p.send({ topic, body: Buffer.from(k), deliveryTimestamp: new Date(due) }));
+    for (const r of receipts) assert(typeof r.recallHandle === 'string' && r.recallHandle.length > 0, `no recall handle: ${JSON.stringify(r)}`);
+    const recalled = await p.recallMessage(topic, receipts[1].recallHandle);
+    assert(recalled.messageId === receipts[1].messageId, `recall answered ${recalled.messageId}, want ${receipts[1].messageId}`);
+    await p.send({ topic, body: Buffer.from('witness'), deliveryTimestamp: new Date(due + 2000) });
+    const got = await receiveUntil(c, 'R0, R2 and the witness', (g) => ['R0', 'R2', 'witness'].every((b) => g.some((m) => body(m) === b)));
+    assert(!got.some((m) => body(m) === 'R1'), 'the recalled message was received');
+    const stored = (await pullRecords(s.env.broker, topic)).map((x) => x.body.toString()).sort();
+    assert(stored.join(',') === 'R0,R2,witness', `stored on ${topic}: ${stored}`);
+    // Too late now: the handle's time has passed (the broker's ILLEGAL_OPERATION, mapped by the proxy).
+    let late;
+    try {
+      await p.recallMessage(topic, receipts[0].recallHandle);
+    } catch (err) {
+      late = err;
+    }
+    assert(late && /timestamp invalid/.test(String(late.message ?? late)), `a late recall: ${late}`);
+  },
+
   async transactionCheckBack(s, n) {
     const topic = n.topic('TRANSACTION');
     const group = n.group();

@@ -192,7 +192,9 @@ export class OursServer {
     const args = this.namesrvOnly
       ? [main, 'namesrv', `--listenPort=${this.ports.ns}`, `--kvConfigPath=${path.join(this.store, 'kvConfig.json')}`, ...this.extraArgs]
       : [...head, `--listenPort=${this.ports.broker}`,
-        `--storePathRootDir=${this.store}`, `--grpcServerPort=${this.ports.grpc ?? 0}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true', ...this.extraArgs];
+        `--storePathRootDir=${this.store}`, `--grpcServerPort=${this.ports.grpc ?? 0}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true',
+        // RecallMessage is off by default in both servers (5.3.3's BrokerConfig); the scenarios recall timers
+        '--recallMessageEnable=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;

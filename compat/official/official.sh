@@ -289,6 +289,8 @@ transactionCheckInterval=3000
 transactionOpBatchInterval=200
 # SQL92 property filters (MessageSelector.bySql) need this; off by default in the official broker
 enablePropertyFilter=true
+# RecallMessage (5.3.x; ignored by 4.9.x) is off by default; RecallMessageTest and the gRPC recall scenario need it
+recallMessageEnable=true
 ${OFFICIAL_BROKER_EXTRA:-}
 EOF
 
