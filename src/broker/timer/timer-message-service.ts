@@ -248,9 +248,11 @@ export class TimerMessageService {
   /** For runtime info and tests. */
   status(): {
     pendingFrom: number; queueEnd: number; heapEntries: number; inFlight: number; scanning: boolean; memoryBytes: number; pendingRecalls: number;
+    readingMarkers: boolean;
   } & Counters {
     return {
       pendingRecalls: this.recalls.size,
+      readingMarkers: !this.markersReady,
       scanning: this.scanTask !== null,
       pendingFrom: this.done.low,
       queueEnd: this.knownEnd,
