@@ -64,6 +64,8 @@ const GAPS = {
   // 4.9.x has no 5.x timer messages (TIMER_DELIVER_MS is just a property there)
   'official-4.9.8': (client) => [
     '-Dtimers=false',
+    // nor a group forbidden table (UPDATE_AND_GET_GROUP_FORBIDDEN, 353)
+    '-DgroupForbidden=false',
     // the 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361), which a 4.9.x broker does not know
     ...(client.startsWith('5.') ? ['-DlitePullMessage=false'] : []),
   ],

@@ -4,10 +4,12 @@
 export interface Refusal {
   code: number;
   remark: string;
+  /** Header fields the refusal carries (remoting), e.g. a pull's forbiddenType. */
+  extFields?: Record<string, string>;
 }
 
-export function refusal(code: number, remark: string): Refusal {
-  return { code, remark };
+export function refusal(code: number, remark: string, extFields?: Record<string, string>): Refusal {
+  return extFields ? { code, remark, extFields } : { code, remark };
 }
 
 export function isRefusal(v: unknown): v is Refusal {

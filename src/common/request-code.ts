@@ -100,6 +100,8 @@ export const RequestCode = {
   LITE_PULL_MESSAGE: 361,
   // 5.3.x: cancel a timer message before it is due
   RECALL_MESSAGE: 370,
+  // 5.x: deny (or allow again) a group's pulls of a topic
+  UPDATE_AND_GET_GROUP_FORBIDDEN: 353,
   QUERY_ASSIGNMENT: 400,
   SET_MESSAGE_REQUEST_MODE: 401,
   GET_ALL_MESSAGE_REQUEST_MODE: 402,

@@ -37,6 +37,7 @@ export const CODES: ReadonlyMap<number, CodeSpec> = new Map<number, CodeSpec>([
   [C.SEND_REPLY_MESSAGE_V2, { fields: SEND_FIELDS, body: 'message', letters: V2_LETTERS }],
   [C.PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
   [C.RECALL_MESSAGE, { fields: { producerGroup: 'group', topic: 'topic', recallHandle: 'recallHandle' }, body: 'none' }],
+  [C.UPDATE_AND_GET_GROUP_FORBIDDEN, { fields: { group: 'group', topic: 'topic', readable: 'bool' }, body: 'none' }],
   [C.LITE_PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
   [C.QUERY_MESSAGE, { fields: { topic: 'topic', key: 'string', maxNum: 'int', beginTimestamp: 'long', endTimestamp: 'long' }, body: 'none' }],
   [C.VIEW_MESSAGE_BY_ID, { fields: { offset: 'long' }, body: 'none' }],

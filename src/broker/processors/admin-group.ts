@@ -2,7 +2,7 @@
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), DELETE_SUBSCRIPTIONGROUP (207), GET_SUBSCRIPTIONGROUP_CONFIG (352),
 // GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203), GET_PRODUCER_CONNECTION_LIST (204),
 // GET_ALL_CONSUMER_OFFSET (43), QUERY_TOPICS_BY_CONSUMER (343), GET_BROKER_CONSUME_STATS (317),
-// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225), GET_ALL_PRODUCER_INFO (328).
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225), GET_ALL_PRODUCER_INFO (328), UPDATE_AND_GET_GROUP_FORBIDDEN (353).
 // Java: broker/processor/AdminBrokerProcessor.java (4.9.x and 5.x).
 import { JavaDouble, stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
@@ -228,6 +228,24 @@ function queryTopicsByConsumer(ctx: BrokerContext, req: RemotingCommand): Remoti
   return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson(topicList)));
 }
 
+/**
+ * 5.x UPDATE_AND_GET_GROUP_FORBIDDEN (353, MQAdminExt.updateAndGetGroupReadForbidden): with `readable` set, the
+ * group's pulls of the topic are refused (false) or allowed again (true); answers the state either way. Java
+ * checks neither the group nor the topic for existence.
+ */
+async function updateAndGetGroupForbidden(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
+  const h = new HeaderReader(req.extFields);
+  const group = h.str('group');
+  const topic = h.str('topic');
+  const manager = ctx.subscriptionGroupManager;
+  if (h.optStr('readable') !== undefined) {
+    manager.setReadForbidden(group, topic, !h.bool('readable'));
+    await manager.saved(); // on disk before the answer, as Java's synchronous persist
+  }
+  const state = { group, readable: !manager.isReadForbidden(group, topic), topic };
+  return createResponse(ResponseCode.SUCCESS, '', {}, body(stringifyFastjson(state)));
+}
+
 export function adminGroupProcessors(ctx: BrokerContext): ProcessorTable {
   return [
     [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, async (req) => {
@@ -250,5 +268,6 @@ export function adminGroupProcessors(ctx: BrokerContext): ProcessorTable {
     [RequestCode.GET_ALL_CONSUMER_OFFSET, () => getAllConsumerOffset(ctx)],
     [RequestCode.GET_ALL_PRODUCER_INFO, () => getAllProducerInfo(ctx)],
     [RequestCode.QUERY_TOPICS_BY_CONSUMER, (req) => queryTopicsByConsumer(ctx, req)],
+    [RequestCode.UPDATE_AND_GET_GROUP_FORBIDDEN, (req) => updateAndGetGroupForbidden(ctx, req)],
   ];
 }

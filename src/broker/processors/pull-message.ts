@@ -90,7 +90,7 @@ export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
 
 async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: boolean): Promise<Answer> {
   const outcome = await pullMessage(ctx, pull, firstAttempt);
-  if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark);
+  if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark, outcome.extFields);
   const { result } = outcome;
   const { code, suggestWhichBrokerId } = pullAnswer(ctx.config, pull, outcome);
   if (code === ResponseCode.PULL_NOT_FOUND && firstAttempt && (pull.sysFlag & FLAG_SUSPEND)) return { park: outcome };

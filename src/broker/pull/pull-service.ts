@@ -117,6 +117,13 @@ function compileOrReason(sub: SubscriptionData): CompiledFilter | string {
   }
 }
 
+/** Java ForbiddenType: why a pull was answered NO_PERMISSION (5.x PullMessageResponseHeader.forbiddenType). */
+const enum ForbiddenType { BROKER = 1, GROUP = 2, TOPIC = 3, BROADCASTING_DISABLE = 4, SUBSCRIPTION = 5 }
+
+function forbidden(type: ForbiddenType): Record<string, string> {
+  return { forbiddenType: String(type) };
+}
+
 /**
  * Checks the pull, reads from the store through the subscription's filter and records the offsets: the pull offset
  * always (5.x pullOffset), the consumer's committed offset only on the first attempt (not when a parked pull is
@@ -125,21 +132,21 @@ function compileOrReason(sub: SubscriptionData): CompiledFilter | string {
 export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAttempt: boolean): Promise<Pulled | Refusal> {
   const { config } = ctx;
   if (!isReadable(config.brokerPermission)) {
-    return refusal(ResponseCode.NO_PERMISSION, `the broker[${config.brokerIP1}] pulling message is forbidden`);
+    return refusal(ResponseCode.NO_PERMISSION, `the broker[${config.brokerIP1}] pulling message is forbidden`, forbidden(ForbiddenType.BROKER));
   }
   const groupConfig = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(pull.consumerGroup);
   if (!groupConfig) {
     return refusal(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group [${pull.consumerGroup}] does not exist`);
   }
   if (!groupConfig.consumeEnable) {
-    return refusal(ResponseCode.NO_PERMISSION, `subscription group no permission, ${pull.consumerGroup}`);
+    return refusal(ResponseCode.NO_PERMISSION, `subscription group no permission, ${pull.consumerGroup}`, forbidden(ForbiddenType.GROUP));
   }
   const topicConfig = ctx.topicConfigManager.get(pull.topic);
   if (!topicConfig) {
     return refusal(ResponseCode.TOPIC_NOT_EXIST, `topic[${pull.topic}] not exist, apply first please!`);
   }
   if (!isReadable(topicConfig.perm)) {
-    return refusal(ResponseCode.NO_PERMISSION, `the topic[${pull.topic}] pulling message is forbidden`);
+    return refusal(ResponseCode.NO_PERMISSION, `the topic[${pull.topic}] pulling message is forbidden`, forbidden(ForbiddenType.TOPIC));
   }
   if (pull.queueId < 0 || pull.queueId >= topicConfig.readQueueNums) {
     return refusal(
@@ -165,7 +172,15 @@ export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAt
       return refusal(ResponseCode.SUBSCRIPTION_NOT_EXIST, `the consumer's group info not exist, group: ${pull.consumerGroup}`);
     }
     if (!groupConfig.consumeBroadcastEnable && group.messageModel === 'BROADCASTING') {
-      return refusal(ResponseCode.NO_PERMISSION, `the consumer group[${pull.consumerGroup}] can not consume by broadcast way`);
+      return refusal(
+        ResponseCode.NO_PERMISSION, `the consumer group[${pull.consumerGroup}] can not consume by broadcast way`, forbidden(ForbiddenType.BROADCASTING_DISABLE),
+      );
+    }
+    // 5.x UPDATE_AND_GET_GROUP_FORBIDDEN (Java checks it here: for pulls without an inline subscription only).
+    if (ctx.subscriptionGroupManager.isReadForbidden(groupConfig.groupName, pull.topic)) {
+      return refusal(
+        ResponseCode.NO_PERMISSION, `the consumer group[${pull.consumerGroup}] is forbidden for topic[${pull.topic}]`, forbidden(ForbiddenType.SUBSCRIPTION),
+      );
     }
     subscription = ctx.consumerManager.findSubscriptionData(pull.consumerGroup, pull.topic);
     if (!subscription) {

@@ -43,6 +43,8 @@ export const BUILT_IN_GROUPS: readonly string[] = [
 export const CID_RMQ_SYS_PREFIX = 'CID_RMQ_SYS_';
 
 const GROUP_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
+/** Java PermName.INDEX_PERM_READ: the bit of a forbiddenTable value that denies reading. */
+const PERM_INDEX_READ = 2;
 /** Java TopicValidator.GROUP_MAX_LENGTH (retry/DLQ topic names are built from it). */
 export const GROUP_MAX_LENGTH = 120;
 
@@ -167,6 +169,11 @@ export function encodeSubscriptionGroupConfig(c: SubscriptionGroupConfig): strin
  */
 export class SubscriptionGroupManager {
   readonly table = new Map<string, SubscriptionGroupConfig>();
+  /**
+   * 5.x forbiddenTable: group → topic → permission bits the group is denied on the topic (PermName indexes; only
+   * the read bit is set by UPDATE_AND_GET_GROUP_FORBIDDEN). Kept on the master (Java's slaves do not sync it).
+   */
+  readonly forbidden = new Map<string, Map<string, number>>();
   dataVersion: DataVersion = newDataVersion();
   private readonly file: TableFile;
 
@@ -187,9 +194,10 @@ export class SubscriptionGroupManager {
   /** Loads the file (or its .bak); entries found there replace the built-in defaults. */
   load(): void {
     const data = this.file.load() as
-      | { subscriptionGroupTable?: Record<string, unknown>; dataVersion?: Partial<Record<keyof DataVersion, unknown>> }
+      | { subscriptionGroupTable?: Record<string, unknown>; forbiddenTable?: unknown; dataVersion?: Partial<Record<keyof DataVersion, unknown>> }
       | undefined;
     if (!data || typeof data !== 'object') return;
+    this.loadForbidden(data.forbiddenTable);
     for (const [name, raw] of Object.entries(data.subscriptionGroupTable ?? {})) {
       try {
         const cfg = parseSubscriptionGroupConfig(raw, name);
@@ -252,6 +260,49 @@ export class SubscriptionGroupManager {
     return cfg;
   }
 
+  private loadForbidden(raw: unknown): void {
+    if (!raw || typeof raw !== 'object') return;
+    for (const [group, topics] of Object.entries(raw as Record<string, unknown>)) {
+      if (!topics || typeof topics !== 'object') continue;
+      for (const [topic, bits] of Object.entries(topics as Record<string, unknown>)) {
+        if (Number.isInteger(bits) && (bits as number) > 0) this.forbiddenBits(group, true).set(topic, bits as number);
+      }
+    }
+  }
+
+  private forbiddenBits(group: string, create: true): Map<string, number>;
+  private forbiddenBits(group: string, create: false): Map<string, number> | undefined;
+  private forbiddenBits(group: string, create: boolean): Map<string, number> | undefined {
+    let m = this.forbidden.get(group);
+    if (!m && create) this.forbidden.set(group, (m = new Map()));
+    return m;
+  }
+
+  /** Java getForbidden(group, topic, INDEX_PERM_READ). */
+  isReadForbidden(group: string, topic: string): boolean {
+    if (this.forbidden.size === 0) return false;
+    return ((this.forbidden.get(group)?.get(topic) ?? 0) & (1 << PERM_INDEX_READ)) !== 0;
+  }
+
+  /**
+   * Java updateForbidden(group, topic, INDEX_PERM_READ, forbid). Clearing the last bit removes only this topic's
+   * entry (Java removes the group's whole map then, which also lifts its other topics' bans).
+   */
+  setReadForbidden(group: string, topic: string, forbid: boolean): void {
+    const old = this.forbidden.get(group)?.get(topic) ?? 0;
+    const next = forbid ? old | (1 << PERM_INDEX_READ) : old & ~(1 << PERM_INDEX_READ);
+    if (next === old) return;
+    if (next > 0) {
+      this.forbiddenBits(group, true).set(topic, next);
+    } else {
+      const m = this.forbiddenBits(group, false);
+      m?.delete(topic);
+      if (m && m.size === 0) this.forbidden.delete(group);
+    }
+    this.logger.info({ group, topic, old, forbidden: next }, 'group forbidden changed');
+    this.changed();
+  }
+
   /** UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: replaces the whole config. */
   updateSubscriptionGroupConfig(cfg: SubscriptionGroupConfig): void {
     const old = this.table.get(cfg.groupName);
@@ -286,7 +337,7 @@ export class SubscriptionGroupManager {
 
   /**
    * The JSON Java writes for the file and for GET_ALL_SUBSCRIPTIONGROUP_CONFIG (SubscriptionGroupWrapper; 5.x adds
-   * an empty `forbiddenTable`, which 4.9.x readers ignore).
+   * the `forbiddenTable`, which 4.9.x readers ignore).
    */
   encode(): string {
     const groups: string[] = [];
@@ -294,8 +345,14 @@ export class SubscriptionGroupManager {
     const dv = this.dataVersion;
     return (
       `{"dataVersion":{"counter":${dv.counter},"stateVersion":${dv.stateVersion},"timestamp":${dv.timestamp}},` +
-      `"forbiddenTable":{},"subscriptionGroupTable":{${groups.join(',')}}}`
+      `"forbiddenTable":${this.encodeForbidden()},"subscriptionGroupTable":{${groups.join(',')}}}`
     );
+  }
+
+  private encodeForbidden(): string {
+    const out: Record<string, Record<string, number>> = {};
+    for (const [group, topics] of this.forbidden) out[group] = Object.fromEntries(topics);
+    return JSON.stringify(out);
   }
 
   /** Synchronous save (start-up; shutdown after saved()). Changes are otherwise saved off the event loop. */
