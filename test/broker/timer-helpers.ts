@@ -1,4 +1,6 @@
 // Raw SEND_MESSAGE / PULL_MESSAGE for the timer tests; pulled records are decoded with the store's decoder.
+import fs from 'node:fs';
+import path from 'node:path';
 import { encodeProperties, parseProperties } from '../../src/common/message-properties.js';
 import { RequestCode } from '../../src/common/request-code.js';
 import { ResponseCode } from '../../src/common/response-code.js';
@@ -53,4 +55,16 @@ export async function pullAll(client: RemotingClient, brokerAddr: string, topic:
     if (batch.length === 0) return all;
     all.push(...batch);
   }
+}
+
+/**
+ * Removes the saved recall keys from a stopped broker's timer progress file, as after a crash before the save or
+ * with a file of a build before recalls: the markers must be read again from the timer queue.
+ */
+export function forgetSavedRecalls(storeDir: string): void {
+  const file = path.join(storeDir, 'config', 'timerProgress.json');
+  const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  delete saved.recalls;
+  delete saved.recallsSeenBelow;
+  fs.writeFileSync(file, JSON.stringify(saved));
 }

@@ -1,7 +1,6 @@
 // Memory and ordering under load: many pending timers (the service's own structures and the heap delta are
 // measured, speed is not asserted).
 import fs from 'node:fs';
-import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { parseProperties } from '../../src/common/message-properties.js';
 import { createMessageStore, decodeRecord } from '../../src/store/index.js';
 import type { MessageStore, MessageToStore } from '../../src/store/types.js';
 import { startTestServer, tempDir, waitFor } from '../helpers/server.js';
+import { forgetSavedRecalls } from './timer-helpers.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -94,13 +94,7 @@ describe('timer messages under load', () => {
     // A progress file without the recall keys (an older build's, or saved before a crash lost the tail): every
     // pending entry's record is read once for delete markers before anything is delivered (timed, not asserted).
     const t2 = Date.now();
-    await server.restartBroker(() => {
-      const file = path.join(server.storeDir, 'config', 'timerProgress.json');
-      const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
-      delete saved.recalls;
-      delete saved.recallsSeenBelow;
-      fs.writeFileSync(file, JSON.stringify(saved));
-    });
+    await server.restartBroker(() => forgetSavedRecalls(server.storeDir));
     const again = server.broker.context.timerMessageService!;
     await waitFor(() => !again.status().readingMarkers, 60_000, 'the delete markers to be read');
     console.log(`[timer-load] 100k pending, no saved recall keys: markers read ${Date.now() - t2} ms after the restart began`);

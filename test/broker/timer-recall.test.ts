@@ -11,7 +11,7 @@ import { RemotingClient } from '../../src/remoting/client.js';
 import { createRequest } from '../../src/remoting/command.js';
 import { decodeRecallHandle, encodeRecallHandle } from '../../src/broker/timer/recall-handle.js';
 import { type TestServer, startTestServer, waitFor } from '../helpers/server.js';
-import { TIMER_TOPIC, pullAll, send } from './timer-helpers.js';
+import { TIMER_TOPIC, forgetSavedRecalls, pullAll, send } from './timer-helpers.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -102,13 +102,7 @@ describe('RecallMessage', () => {
     expect(server.broker.context.timerMessageService!.status().pendingRecalls).toBe(1);
     expect((await recall(client, addr, 'RecallRestart', handles.get('k1')!)).code).toBe(ResponseCode.SUCCESS);
     // As after a crash before the save (or a file of an older build): the markers are found in the timer queue.
-    await server.restartBroker(() => {
-      const file = path.join(server.storeDir, 'config', 'timerProgress.json');
-      const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
-      delete saved.recalls;
-      delete saved.recallsSeenBelow;
-      fs.writeFileSync(file, JSON.stringify(saved));
-    });
+    await server.restartBroker(() => forgetSavedRecalls(server.storeDir));
     const timer = () => server.broker.context.timerMessageService!.status();
     // read in the background; nothing is delivered before
     await waitFor(async () => timer().pendingRecalls === 2, 10_000, 'the markers to be read again');
