@@ -52,6 +52,13 @@ export const STORE_SCHEMA = {
   maxTransferCountOnMessageInDisk: { type: 'int', default: 8, min: 1, live: true },
   /** Data within this percentage of RAM behind the log end counts as "in memory" (Java 40). */
   accessMessageInMemoryMaxRatio: { type: 'int', default: 40, min: 0, max: 100, live: true },
+  /**
+   * Reads beyond the in-memory tail may take more than the records asked for (Java: madvise NORMAL vs RANDOM on its
+   * mapped files, mqadmin setCommitLogReadAheadMode). Ours: whole 1 MiB blocks shared by the pulls of all queues,
+   * and disk reads merged across 64 KiB gaps; false reads the records only. The kernel's own readahead on the
+   * files is not changed (Node has no posix_fadvise).
+   */
+  dataReadAheadEnable: { type: 'bool', default: true, live: true },
   /** A filtered pull scans at most max(this/20, maxMsgNums) consume-queue entries (Java 16000 bytes). */
   maxFilterMessageSize: { type: 'int', default: 16000, min: 1, live: true },
   /** Delay levels, used to recompute SCHEDULE_TOPIC_XXXX tagsCodes when re-dispatching (and by the broker). */

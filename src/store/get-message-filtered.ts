@@ -87,9 +87,7 @@ export async function scanWithCommitLogCheck(
       : Math.min(PASS_MAX_CANDIDATES, Math.max(room, Math.ceil((room * checked) / Math.max(taken, 1))));
     const end = classify(s, part, j, want, pass);
     s.pins ??= s.ctx.commitLog.newReadPins?.();
-    const read = await readRecords(
-      s.ctx.commitLog, s.offsets, s.sizes, s.ctx.config.mappedFileSizeCommitLog, s.ctx.memoryBudgetBytes, s.pins, at,
-    );
+    const read = await readRecords(s.ctx, s.offsets, s.sizes, s.pins, at);
     const before = s.records.length;
     const walk = applyInOrder(s, part.at, pass, end, read, at, match);
     checked += walk.checked;

@@ -124,9 +124,11 @@ function fromBlock(
  * at[i] (no view made per record: see CommitLogPort.blockHolding); at[i] is -1 where out[i] is the record itself.
  */
 export async function readRecords(
-  commitLog: CommitLogPort, offsets: number[], sizes: number[], segmentSize: number, memoryBudgetBytes: number,
-  pins: ReadPins | undefined, at?: number[],
+  ctx: GetContext, offsets: number[], sizes: number[], pins: ReadPins | undefined, at?: number[],
 ): Promise<Array<Buffer | null>> {
+  const { commitLog, memoryBudgetBytes } = ctx;
+  const segmentSize = ctx.config.mappedFileSizeCommitLog;
+  const readAhead = ctx.config.dataReadAheadEnable;
   const out: Array<Buffer | null> = new Array(offsets.length).fill(null);
   if (at) {
     at.length = offsets.length;
@@ -151,7 +153,7 @@ export async function readRecords(
   // 1/READ_BLOCK_MIN_DENSITY of the stretch they lie in (16 interleaved queues: 1/16) reads them at once. A
   // filtered pull taking 1 record in 8 of that (1/128) reads record by record unless the other pulls want enough
   // of the same blocks too: alone, its blocks would be mostly bytes nobody takes.
-  if (missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock) {
+  if (readAhead && missing >= READ_BLOCK_MIN_RECORDS && commitLog.loadBlock) {
     const dense = missingBytes * READ_BLOCK_MIN_DENSITY >= spanEnd - spanStart;
     await loadBlocks(commitLog, offsets, sizes, out, memoryBudgetBytes, pins, dense, at);
   }
@@ -163,7 +165,7 @@ export async function readRecords(
     const size = sizes[i]!;
     const span = spans[spans.length - 1];
     const inMemory = commitLog.isInMemory(off, memoryBudgetBytes);
-    const mergeGap = inMemory ? CACHED_READ_MERGE_GAP_BYTES : COLD_READ_MERGE_GAP_BYTES;
+    const mergeGap = inMemory || !readAhead ? CACHED_READ_MERGE_GAP_BYTES : COLD_READ_MERGE_GAP_BYTES;
     if (
       // Only forward: a damaged entry pointing back (below the span's end) reads on its own.
       span && Math.floor(span.start / segmentSize) === Math.floor(off / segmentSize) &&

@@ -64,7 +64,7 @@ export async function getMessage(
     // Without a commit-log check the scan counts exactly the records taken (or gone): one pass is Java's answer.
     scanEntries(s, first, offset, 0);
     s.pins = ctx.commitLog.newReadPins?.();
-    takeRecords(s, await readRecords(ctx.commitLog, s.offsets, s.sizes, config.mappedFileSizeCommitLog, ctx.memoryBudgetBytes, s.pins));
+    takeRecords(s, await readRecords(ctx, s.offsets, s.sizes, s.pins));
   }
   const status: GetStatus = s.records.length > 0 ? 'FOUND' : s.missStatus;
   // Nothing taken: no view of the log's memory leaves here (an answer that is parked may never release them).

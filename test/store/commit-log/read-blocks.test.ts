@@ -174,7 +174,8 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     await removeDir(root);
   });
 
-  it('returns every record of 16 interleaved queues byte for byte, with far fewer reads than records', async () => {
+  /** 16 interleaved queues pulled side by side, 32 at a time, as a push consumer does; every record checked. */
+  async function pullDenseQueues(): Promise<{ records: number; reads: number }> {
     const QUEUES = 16;
     const PER_QUEUE = 300;
     const bodies = new Map<string, Buffer>();
@@ -189,7 +190,6 @@ describe('pulls beyond the tail read dense blocks whole', () => {
     expect(store.getMaxPhyOffset()).toBeGreaterThan(2 * READ_BLOCK_BYTES);
     const readsBefore = store.stats.syncReads + store.stats.asyncReads;
     let records = 0;
-    // The queues pulled side by side, 32 at a time, as a push consumer does.
     const next = new Array<number>(QUEUES).fill(0);
     while (next.some((n) => n < PER_QUEUE)) {
       for (let q = 0; q < QUEUES; q++) {
@@ -207,9 +207,20 @@ describe('pulls beyond the tail read dense blocks whole', () => {
       }
     }
     expect(records).toBe(QUEUES * PER_QUEUE);
-    const reads = store.stats.syncReads + store.stats.asyncReads - readsBefore;
+    return { records, reads: store.stats.syncReads + store.stats.asyncReads - readsBefore };
+  }
+
+  it('returns every record of 16 interleaved queues byte for byte, with far fewer reads than records', async () => {
+    const { records, reads } = await pullDenseQueues();
     // One read per record without blocks (plus the consume-queue reads); with them a few per MiB.
     expect(reads).toBeLessThan(records / 8);
+  });
+
+  it('reads record by record with read-ahead off (dataReadAheadEnable=false, mqadmin setCommitLogReadAheadMode 1)', async () => {
+    store.updateConfig({ dataReadAheadEnable: false });
+    const { records, reads } = await pullDenseQueues();
+    // one read per record beyond the tail kept in memory (2,883 of 4,800 here; 3 reads with read-ahead on)
+    expect(reads).toBeGreaterThan(records / 2);
   });
 
   it('reads a block once for the pulls of all queues at the same time (SQL92 filter, 1 in 4 taken)', async () => {
