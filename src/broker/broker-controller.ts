@@ -10,6 +10,7 @@ import { TlsAcceptor, clientTlsOptions, createServerTlsContext } from '../remoti
 import { STORE_SCHEMA, createMessageStore, type MessageStore } from '../store/index.js';
 import { HaClient } from '../ha/ha-client.js';
 import { HaService } from '../ha/ha-service.js';
+import { ColdDataFlowControl } from './coldctr/cold-data-flow-control.js';
 import { BrokerRoleSwitch, prepareRoleConfig } from './broker-role.js';
 import type { DLedgerNodeFactory } from './dledger/dledger-mode.js';
 import { dledgerMode } from './dledger/dledger-loader.js';
@@ -37,6 +38,7 @@ import { adminBrokerProcessors } from './processors/admin-broker.js';
 import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.js';
 import { adminGroupProcessors } from './processors/admin-group.js';
 import { adminStatsProcessors } from './processors/admin-stats.js';
+import { adminColdDataProcessors } from './processors/admin-cold-data.js';
 import { adminStoreProcessors } from './processors/admin-store.js';
 import { adminOffsetProcessors } from './processors/admin-offset.js';
 import { adminTopicProcessors } from './processors/admin-topic.js';
@@ -146,6 +148,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   const producerManager = new ProducerManager(log);
   const rebalanceLockManager = new RebalanceLockManager(config);
   const pullRequestHoldService = new PullRequestHoldService(log);
+  const coldData = new ColdDataFlowControl(config);
   const scheduleMessageService = new ScheduleMessageService(
     config.storePathRootDir,
     parseMessageDelayLevel(config.messageDelayLevel),
@@ -206,6 +209,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     producerManager,
     rebalanceLockManager,
     pullRequestHoldService,
+    coldData,
     scheduleMessageService,
     timerMessageService,
     transactionalMessageService,
@@ -255,6 +259,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     adminTopicProcessors(ctx),
     adminGroupProcessors(ctx),
     adminStoreProcessors(ctx),
+    adminColdDataProcessors(ctx, coldData),
     adminStatsProcessors(ctx),
     adminOffsetProcessors(ctx),
     adminConsumerRelayProcessors(ctx),
@@ -346,6 +351,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
       // DLedger mode: no role services and no registration at start; the first role change brings them.
       if (!dledger) await roleSwitch.applyRole(config.brokerRole, { register: false });
       pop.start();
+      coldData.start();
       topicConfigManager.persist();
       const tlsMode = config['tls.server.mode'];
       if (tlsMode !== 'disabled') server.useTls(new TlsAcceptor(tlsMode, createServerTlsContext(config), config, log));
@@ -377,6 +383,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
       started = false;
       await registration.unregisterAll();
       pullRequestHoldService.shutdown();
+      coldData.shutdown();
       await pop.shutdown();
       await roleHandler?.stop();
       await roleSwitch.stopAll();

@@ -1,6 +1,7 @@
 import type { BrokerConfig } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageStore } from '../store/index.js';
+import type { ColdDataFlowControl } from './coldctr/cold-data-flow-control.js';
 import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
 import type { RebalanceLockManager } from './client/rebalance-lock-manager.js';
@@ -26,6 +27,8 @@ export interface BrokerContext {
   producerManager: ProducerManager;
   rebalanceLockManager: RebalanceLockManager;
   pullRequestHoldService: PullRequestHoldService;
+  /** Cold-data flow control (coldDataFlowControlEnable); absent in contexts built for unit tests. */
+  coldData?: ColdDataFlowControl;
   scheduleMessageService: ScheduleMessageService;
   /** 5.x timer messages; absent in contexts built without a store (unit tests). */
   timerMessageService?: TimerMessageService;

@@ -86,6 +86,17 @@ const BROKER_OWN_SCHEMA = {
   // RecallMessage (5.3.x BrokerConfig; its default is false: refused with NO_PERMISSION unless enabled).
   recallMessageEnable: { type: 'bool', default: false, live: true },
   allowRecallWhenBrokerNotWriteable: { type: 'bool', default: true, live: true },
+  // Cold-data flow control (5.x; broker/coldctr/cold-data-flow-control.ts). Java keeps the first and the last in
+  // MessageStoreConfig, the rest in BrokerConfig; coldDataScanEnable (mincore on mapped files) is not ours.
+  coldDataFlowControlEnable: { type: 'bool', default: false, live: true },
+  coldCtrStrategyEnable: { type: 'bool', default: false, live: true },
+  usePIDColdCtrStrategy: { type: 'bool', default: true, live: true },
+  /** Cold bytes a group may read per 5 s before its cold pulls are slowed (Java 3 MiB). */
+  cgColdReadThreshold: { type: 'int', default: 3 * 1024 * 1024, min: 0, live: true },
+  /** Cold bytes all groups together may read per 5 s (Java 100 MiB). */
+  globalColdReadThreshold: { type: 'int', default: 100 * 1024 * 1024, min: 0, live: true },
+  /** Data further behind the log's end than this percentage of RAM is cold (Java 26). */
+  accessMessageInMemoryHotRatio: { type: 'int', default: 26, min: 0, max: 100, live: true },
   // MessageStoreConfig.defaultQueryMaxNum: the answer size of a unique-key QUERY_MESSAGE.
   defaultQueryMaxNum: { type: 'int', default: 32, min: 1, max: 100000, live: true },
   // Java: rocketmq.broker.rebalance.lockMaxLiveTime

@@ -106,6 +106,12 @@ export const RequestCode = {
   SET_MESSAGE_REQUEST_MODE: 401,
   GET_ALL_MESSAGE_REQUEST_MODE: 402,
   BROKER_HEARTBEAT: 904,
+  // 5.x cold-data flow control and commit-log read-ahead (mqadmin updateColdDataFlowCtrGroupConfig,
+  // removeColdDataFlowCtrGroupConfig, getColdDataFlowCtrInfo, setCommitLogReadAheadMode)
+  UPDATE_COLD_DATA_FLOW_CTR_CONFIG: 2001,
+  REMOVE_COLD_DATA_FLOW_CTR_CONFIG: 2002,
+  GET_COLD_DATA_FLOW_CTR_INFO: 2003,
+  SET_COMMITLOG_READ_MODE: 2004,
   // ACL 2.0 admin (5.x)
   AUTH_CREATE_USER: 3001,
   AUTH_UPDATE_USER: 3002,

@@ -38,6 +38,10 @@ export const CODES: ReadonlyMap<number, CodeSpec> = new Map<number, CodeSpec>([
   [C.PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
   [C.RECALL_MESSAGE, { fields: { producerGroup: 'group', topic: 'topic', recallHandle: 'recallHandle' }, body: 'none' }],
   [C.UPDATE_AND_GET_GROUP_FORBIDDEN, { fields: { group: 'group', topic: 'topic', readable: 'bool' }, body: 'none' }],
+  [C.UPDATE_COLD_DATA_FLOW_CTR_CONFIG, { fields: {}, body: 'properties' }],
+  [C.REMOVE_COLD_DATA_FLOW_CTR_CONFIG, { fields: {}, body: 'properties' }],
+  [C.GET_COLD_DATA_FLOW_CTR_INFO, { fields: {}, body: 'none' }],
+  [C.SET_COMMITLOG_READ_MODE, { fields: { READ_AHEAD_MODE: 'int' }, body: 'none' }],
   [C.LITE_PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
   [C.QUERY_MESSAGE, { fields: { topic: 'topic', key: 'string', maxNum: 'int', beginTimestamp: 'long', endTimestamp: 'long' }, body: 'none' }],
   [C.VIEW_MESSAGE_BY_ID, { fields: { offset: 'long' }, body: 'none' }],
@@ -133,4 +137,7 @@ export const SAFE_LIVE_KEYS: Readonly<Record<string, readonly string[]>> = {
   enablePropertyFilter: ['true', 'false'],
   filterSupportRetry: ['true', 'false'],
   recallMessageEnable: ['true', 'false'],
+  // with the default hot ratio (26 % of RAM) nothing the fuzzer writes is cold: the pulls the oracle makes are not slowed
+  coldDataFlowControlEnable: ['true', 'false'],
+  dataReadAheadEnable: ['true', 'false'],
 };

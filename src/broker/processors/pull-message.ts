@@ -4,8 +4,9 @@ import { HeaderReader, type RemotingCommand, createResponse } from '../../remoti
 import type { ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
 import type { GetResult } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
-import { FLAG_SUSPEND, type PullRequest, type Pulled, arrivalFilter, pullAnswer, pullMessage } from '../pull/pull-service.js';
+import { type ColdHold, FLAG_SUSPEND, type PullRequest, type Pulled, arrivalFilter, pullAnswer, pullMessage } from '../pull/pull-service.js';
 import { isRefusal } from '../outcome.js';
+import { COLD_HOLD_MS } from '../coldctr/cold-data-flow-control.js';
 
 function readPullHeader(req: RemotingCommand, peer: string): PullRequest {
   const h = new HeaderReader(req.extFields);
@@ -27,8 +28,8 @@ function readPullHeader(req: RemotingCommand, peer: string): PullRequest {
 
 function noop(): void {}
 
-/** The answer to a pull, or "park it" (nothing found, suspension allowed: long polling). */
-type Answer = RemotingCommand | { park: Pulled };
+/** The answer to a pull, "park it" (nothing found, suspension allowed: long polling) or "hold it" (cold data). */
+type Answer = RemotingCommand | { park: Pulled } | ColdHold;
 
 /** Java PullMessageProcessor: PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361), with long polling. */
 export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
@@ -55,14 +56,33 @@ export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
       const rerun = () => whenWritable((done) => {
         execute(ctx, pull, false).then((r) => {
           done();
-          resolve('park' in r ? null : r);
+          if ('coldHold' in r) holdCold();
+          else resolve('park' in r ? null : r);
         }, (err) => {
           done();
           reject(err);
         });
       });
+      // Java ColdDataPullRequestHoldService: the pull is run again after COLD_HOLD_MS, then served one message.
+      const holdCold = () => {
+        pull.coldHeld = true;
+        const cold = ctx.coldData;
+        if (!cold?.tryHold()) {
+          rerun();
+          return;
+        }
+        setTimeout(() => {
+          cold.releaseHold();
+          if (channel.isClosed) resolve(null);
+          else rerun();
+        }, COLD_HOLD_MS).unref();
+      };
       whenWritable((done) => execute(ctx, pull, true).then((res) => {
         done();
+        if ('coldHold' in res) {
+          holdCold();
+          return;
+        }
         if (!('park' in res)) {
           resolve(res);
           return;
@@ -91,6 +111,7 @@ export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
 async function execute(ctx: BrokerContext, pull: PullRequest, firstAttempt: boolean): Promise<Answer> {
   const outcome = await pullMessage(ctx, pull, firstAttempt);
   if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark, outcome.extFields);
+  if ('coldHold' in outcome) return outcome;
   const { result } = outcome;
   const { code, suggestWhichBrokerId } = pullAnswer(ctx.config, pull, outcome);
   if (code === ResponseCode.PULL_NOT_FOUND && firstAttempt && (pull.sysFlag & FLAG_SUSPEND)) return { park: outcome };

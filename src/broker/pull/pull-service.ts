@@ -39,6 +39,13 @@ export interface PullRequest {
   expressionType?: string;
   /** `ip:port` of the consumer, named in remarks. */
   peer: string;
+  /** Set once a pull of cold data was held (Java's _noSuspend_): it is then served, one message, not held again. */
+  coldHeld?: boolean;
+}
+
+/** A pull consumer's pull of cold data while its group is slowed: hold it COLD_HOLD_MS, then run it again. */
+export interface ColdHold {
+  coldHold: true;
 }
 
 export interface Pulled {
@@ -129,7 +136,7 @@ function forbidden(type: ForbiddenType): Record<string, string> {
  * always (5.x pullOffset), the consumer's committed offset only on the first attempt (not when a parked pull is
  * re-run) and never on a slave.
  */
-export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAttempt: boolean): Promise<Pulled | Refusal> {
+export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAttempt: boolean): Promise<Pulled | Refusal | ColdHold> {
   const { config } = ctx;
   if (!isReadable(config.brokerPermission)) {
     return refusal(ResponseCode.NO_PERMISSION, `the broker[${config.brokerIP1}] pulling message is forbidden`, forbidden(ForbiddenType.BROKER));
@@ -217,10 +224,25 @@ export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAt
     propertiesFilter = sqlPropertiesFilter(sql);
   }
 
-  const maxMsgNums = Math.max(1, Math.min(pull.maxMsgNums, config.maxTransferCountOnMessageInMemory));
+  let maxMsgNums = Math.max(1, Math.min(pull.maxMsgNums, config.maxTransferCountOnMessageInMemory));
+  const cold = ctx.coldData;
+  if (cold?.groupNeedsFlowControl(pull.consumerGroup)) {
+    const commitLogOffset = await ctx.store.getCommitLogOffsetInQueue(pull.topic, pull.queueId, pull.queueOffset);
+    if (commitLogOffset >= 0 && cold.isColdArea(commitLogOffset, ctx.store.getMaxPhyOffset())) {
+      // Java asks the group's consume type; a group with no heartbeat (Java: a NullPointerException) counts as pull.
+      if (ctx.consumerManager.getConsumerGroupInfo(pull.consumerGroup)?.consumeType === 'CONSUME_PASSIVELY') {
+        return refusal(ResponseCode.SYSTEM_BUSY, 'This consumer group is reading cold data. It has been flow control');
+      }
+      if (!pull.coldHeld) return { coldHold: true };
+      maxMsgNums = 1;
+    }
+  }
   const maxTotalBytes = Math.min(config.maxTransferBytesOnMessageInMemory, MAX_PULL_BODY_BYTES);
   const filter = pullMessageFilter(tagsCodeFilter(subscription), propertiesFilter);
   const result = await ctx.store.getMessage(pull.topic, pull.queueId, pull.queueOffset, maxMsgNums, maxTotalBytes, filter);
+  if (cold && config.coldDataFlowControlEnable && result.records.length > 0) {
+    cold.coldAcc(pull.consumerGroup, cold.coldBytesOf(pull.consumerGroup, result.records, ctx.store.getMaxPhyOffset()));
+  }
 
   // 5.x records every answered pull's next offset (GET_CONSUME_STATS pullOffset), before any suspension
   ctx.consumerOffsetManager.commitPullOffset(pull.consumerGroup, pull.topic, pull.queueId, result.nextBeginOffset);
