@@ -66,6 +66,8 @@ const GAPS = {
     '-Dtimers=false',
     // nor a group forbidden table (UPDATE_AND_GET_GROUP_FORBIDDEN, 353)
     '-DgroupForbidden=false',
+    // nor cold-data flow control (UPDATE_COLD_DATA_FLOW_CTR_CONFIG, 2001...)
+    '-DcoldData=false',
     // the 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361), which a 4.9.x broker does not know
     ...(client.startsWith('5.') ? ['-DlitePullMessage=false'] : []),
   ],

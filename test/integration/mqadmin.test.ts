@@ -549,6 +549,36 @@ describe(`mqadmin ${VERSION} against rocketmq-ts`, () => {
     }
   });
 
+  // The cold-data commands and setCommitLogReadAheadMode exist from mqadmin 5.x on (run with MQADMIN_VERSION=5.3.3).
+  it.skipIf(!V5)('cold-data flow control thresholds (2001-2003) and the commit log read-ahead mode (2004)', async () => {
+    const { coldData, config } = server.broker.context;
+    expect(await mqadmin('updateColdDataFlowCtrGroupConfig', '-b', brokerAddr, '-g', 'GID_cold', '-v', '4096'))
+      .toContain(`updateColdDataFlowCtrGroupConfig success, ${brokerAddr}`);
+    // a group that read cold data is in the runtime table (the tool turns its two times into dates)
+    config.coldDataFlowControlEnable = true;
+    try {
+      coldData!.coldAcc('GID_reader', 1234);
+      const info = await mqadmin('getColdDataFlowCtrInfo', '-b', brokerAddr);
+      const json = JSON.parse(info.slice(info.indexOf('{')));
+      expect(json.configTable).toEqual({ GID_cold: 4096 });
+      expect(json.runtimeTable.GID_reader).toMatchObject({ coldAcc: 1234 });
+      expect(Object.keys(json.runtimeTable.GID_reader).sort()).toEqual(['coldAcc', 'createTimeFormat', 'lastColdReadTimeFormat']);
+      expect([json.cgColdReadThreshold, json.globalColdReadThreshold]).toEqual([3145728, 104857600]);
+    } finally {
+      config.coldDataFlowControlEnable = false;
+    }
+    expect(await mqadmin('removeColdDataFlowCtrGroupConfig', '-b', brokerAddr, '-g', 'GID_cold'))
+      .toContain(`remove broker cold read threshold success, ${brokerAddr}`);
+    const after = await mqadmin('getColdDataFlowCtrInfo', '-b', brokerAddr);
+    expect(JSON.parse(after.slice(after.indexOf('{'))).configTable).toEqual({});
+
+    expect(await mqadmin('setCommitLogReadAheadMode', '-b', brokerAddr, '-m', '1'))
+      .toContain('set commitlog readahead mode success, mode: 1');
+    expect(config.dataReadAheadEnable).toBe(false);
+    await mqadmin('setCommitLogReadAheadMode', '-b', brokerAddr, '-m', '0');
+    expect(config.dataReadAheadEnable).toBe(true);
+  });
+
   it('resetOffsetByTime pushes new offsets to an online consumer (220) and queryMsgById -g -d makes it consume one (309)', async () => {
     const consumer = new JavaConsumer(GROUP, [T1, T2]);
     try {
