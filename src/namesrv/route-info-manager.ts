@@ -363,6 +363,19 @@ export class RouteInfoManager {
     return [...this.topicQueueTable.keys()];
   }
 
+  /**
+   * GET_UNIT_TOPIC_LIST (311), GET_HAS_UNIT_SUB_TOPIC_LIST (312), GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST (313): topics
+   * whose topicSysFlag (of the first broker's queue data, as Java looks) passes `test`.
+   */
+  getTopicsBySysFlag(test: (topicSysFlag: number) => boolean): string[] {
+    const out: string[] = [];
+    for (const [topic, qdMap] of this.topicQueueTable) {
+      const first = qdMap.values().next();
+      if (!first.done && test(first.value.topicSysFlag)) out.push(topic);
+    }
+    return out;
+  }
+
   /** Java: unknown cluster → empty list (its NPE is swallowed). */
   getTopicsByCluster(cluster: string): string[] {
     const names = this.clusterAddrTable.get(cluster);

@@ -198,6 +198,17 @@ describe('namesrv over the wire', () => {
     expect((await t.call(RequestCode.GET_NAMESRV_CONFIG)).body!.toString()).toContain('orderMessageEnable=true\n');
   });
 
+  it('lists topics by their unit flags (311-313), from the topicSysFlag brokers register', async () => {
+    await registerBroker(t.client, t.addr, {
+      name: 'broker-a', addr: A0,
+      topics: [...BASE_TOPICS, { name: 'UNIT', sysFlag: 1 }, { name: 'SUB', sysFlag: 2 }, { name: 'BOTH', sysFlag: 3 }, { name: 'PLAIN' }],
+    });
+    const list = async (code: number) => (json(await t.call(code)).topicList as string[]).sort();
+    expect(await list(RequestCode.GET_UNIT_TOPIC_LIST)).toEqual(['BOTH', 'UNIT']);
+    expect(await list(RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST)).toEqual(['BOTH', 'SUB']);
+    expect(await list(RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST)).toEqual(['SUB']);
+  });
+
   it('unknown request code → REQUEST_CODE_NOT_SUPPORTED with remark', async () => {
     const res = await t.call(9999);
     expect(res.code).toBe(ResponseCode.REQUEST_CODE_NOT_SUPPORTED);

@@ -68,7 +68,14 @@ final class AdminApi {
     /** UPDATE_AND_CREATE_TOPIC (17) to the broker, as mqadmin updateTopic does. */
     static void createTopic(MQClientAPIImpl api, String brokerAddr, String topic, int read, int write, int perm)
         throws Exception {
+        createTopic(api, brokerAddr, topic, read, write, perm, 0);
+    }
+
+    /** Like the above with a topicSysFlag (TopicSysFlag: 1 unit, 2 has unit subscription), as mqadmin updateTopic -u. */
+    static void createTopic(MQClientAPIImpl api, String brokerAddr, String topic, int read, int write, int perm,
+        int sysFlag) throws Exception {
         TopicConfig tc = new TopicConfig(topic, read, write, perm);
+        tc.setTopicSysFlag(sysFlag);
         onceMore(() -> {
             api.createTopic(brokerAddr, "TBW102", tc, TIMEOUT_MS);
             return null;
