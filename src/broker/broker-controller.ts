@@ -39,6 +39,7 @@ import { adminConsumerRelayProcessors } from './processors/admin-consumer-relay.
 import { adminGroupProcessors } from './processors/admin-group.js';
 import { adminStatsProcessors } from './processors/admin-stats.js';
 import { adminColdDataProcessors } from './processors/admin-cold-data.js';
+import { adminTransactionProcessors } from './processors/admin-transaction.js';
 import { adminStoreProcessors } from './processors/admin-store.js';
 import { adminOffsetProcessors } from './processors/admin-offset.js';
 import { adminTopicProcessors } from './processors/admin-topic.js';
@@ -260,6 +261,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     adminGroupProcessors(ctx),
     adminStoreProcessors(ctx),
     adminColdDataProcessors(ctx, coldData),
+    adminTransactionProcessors(ctx),
     adminStatsProcessors(ctx),
     adminOffsetProcessors(ctx),
     adminConsumerRelayProcessors(ctx),

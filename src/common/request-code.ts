@@ -90,6 +90,8 @@ export const RequestCode = {
   GET_NAMESRV_CONFIG: 319,
   SEND_BATCH_MESSAGE: 320,
   QUERY_CONSUME_QUEUE: 321,
+  // put a half message parked in TRANS_CHECK_MAX_TIME_TOPIC back to be checked again (MQAdminExt.resumeCheckHalfMessage)
+  RESUME_CHECK_HALF_MESSAGE: 323,
   QUERY_DATA_VERSION: 322,
   SEND_REPLY_MESSAGE: 324,
   SEND_REPLY_MESSAGE_V2: 325,

@@ -42,6 +42,7 @@ export const CODES: ReadonlyMap<number, CodeSpec> = new Map<number, CodeSpec>([
   [C.REMOVE_COLD_DATA_FLOW_CTR_CONFIG, { fields: {}, body: 'properties' }],
   [C.GET_COLD_DATA_FLOW_CTR_INFO, { fields: {}, body: 'none' }],
   [C.SET_COMMITLOG_READ_MODE, { fields: { READ_AHEAD_MODE: 'int' }, body: 'none' }],
+  [C.RESUME_CHECK_HALF_MESSAGE, { fields: { topic: 'topic', msgId: 'msgId' }, body: 'none' }],
   [C.LITE_PULL_MESSAGE, { fields: PULL_FIELDS, body: 'none' }],
   [C.QUERY_MESSAGE, { fields: { topic: 'topic', key: 'string', maxNum: 'int', beginTimestamp: 'long', endTimestamp: 'long' }, body: 'none' }],
   [C.VIEW_MESSAGE_BY_ID, { fields: { offset: 'long' }, body: 'none' }],

@@ -26,6 +26,7 @@ type Annotated = { actions: Action[]; fields: Array<['Topic' | 'Group', string]>
 const ANNOTATED = new Map<number, Annotated>([
   [RequestCode.RECALL_MESSAGE, { actions: ['Pub'], fields: [['Topic', 'topic']] }],
   [RequestCode.UPDATE_AND_GET_GROUP_FORBIDDEN, { actions: ['Update'], fields: [['Group', 'group'], ['Topic', 'topic']] }],
+  [RequestCode.RESUME_CHECK_HALF_MESSAGE, { actions: ['Update'], fields: [['Topic', 'topic']] }],
   [RequestCode.UPDATE_AND_CREATE_TOPIC, { actions: ['Create'], fields: [['Topic', 'topic']] }],
   [RequestCode.DELETE_TOPIC_IN_BROKER, { actions: ['Delete'], fields: [['Topic', 'topic']] }],
   [RequestCode.GET_TOPIC_STATS_INFO, { actions: ['Get'], fields: [['Topic', 'topic']] }],
