@@ -194,9 +194,7 @@ export class OursServer {
       : [...head, `--listenPort=${this.ports.broker}`,
         `--storePathRootDir=${this.store}`, `--grpcServerPort=${this.ports.grpc ?? 0}`, '--transactionCheckInterval=2000', '--enablePropertyFilter=true',
         // RecallMessage is off by default in both servers (5.3.3's BrokerConfig); the scenarios recall timers
-        '--recallMessageEnable=true',
-        // as the official broker in compat (official.sh), where it must be on from the start for ColdDataTest
-        '--coldDataFlowControlEnable=true', ...this.extraArgs];
+        '--recallMessageEnable=true', ...this.extraArgs];
     for (let attempt = 1; ; attempt++) {
       const res = await this.#launch(args);
       if (res === true) return;

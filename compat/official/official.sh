@@ -291,9 +291,6 @@ transactionOpBatchInterval=200
 enablePropertyFilter=true
 # RecallMessage (5.3.x; ignored by 4.9.x) is off by default; RecallMessageTest and the gRPC recall scenario need it
 recallMessageEnable=true
-# Cold-data flow control (5.x; ignored by 4.9.x): it sizes its checks only when on at start; with the default hot
-# ratio (26 % of RAM) nothing a test writes is cold until ColdDataTest sets the ratio to 0
-coldDataFlowControlEnable=true
 ${OFFICIAL_BROKER_EXTRA:-}
 EOF
 
