@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,12 +64,7 @@ public class ColdDataTest extends ScenarioBase {
     }
 
     private static Object call(MQClientAPIImpl api, String name, Class<?>[] types, Object... args) throws Exception {
-        try {
-            return method(name, types).invoke(api, args);
-        } catch (InvocationTargetException e) {
-            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
-            throw e;
-        }
+        return invoke(method(name, types), api, args);
     }
 
     private static String info(MQClientAPIImpl api, String broker) throws Exception {

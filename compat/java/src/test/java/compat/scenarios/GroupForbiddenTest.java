@@ -3,7 +3,6 @@ package compat.scenarios;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.List;
@@ -43,15 +42,10 @@ public class GroupForbiddenTest extends ScenarioBase {
         header.getClass().getMethod("setGroup", String.class).invoke(header, group);
         header.getClass().getMethod("setTopic", String.class).invoke(header, topic);
         header.getClass().getMethod("setReadable", Boolean.class).invoke(header, readable);
-        try {
-            Object state = forbidMethod().invoke(api, broker, header, AdminApi.TIMEOUT_MS);
-            assertEquals(group, state.getClass().getMethod("getGroup").invoke(state));
-            assertEquals(topic, state.getClass().getMethod("getTopic").invoke(state));
-            return (Boolean) state.getClass().getMethod("getReadable").invoke(state);
-        } catch (InvocationTargetException e) {
-            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
-            throw e;
-        }
+        Object state = invoke(forbidMethod(), api, broker, header, AdminApi.TIMEOUT_MS);
+        assertEquals(group, state.getClass().getMethod("getGroup").invoke(state));
+        assertEquals(topic, state.getClass().getMethod("getTopic").invoke(state));
+        return (Boolean) state.getClass().getMethod("getReadable").invoke(state);
     }
 
     @Test

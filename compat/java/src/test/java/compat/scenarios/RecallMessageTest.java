@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -50,12 +49,7 @@ public class RecallMessageTest extends ScenarioBase {
 
     /** The producer's recallMessage; a broker refusal comes back as the MQBrokerException it throws. */
     private static String recall(DefaultMQProducer p, String topic, String handle) throws Exception {
-        try {
-            return (String) recallMethod().invoke(p, topic, handle);
-        } catch (InvocationTargetException e) {
-            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
-            throw e;
-        }
+        return (String) invoke(recallMethod(), p, topic, handle);
     }
 
     private static Message timerMsg(String topic, String key, long deliverMs) {

@@ -3,7 +3,6 @@ package compat.scenarios;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.InvocationTargetException;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -105,16 +104,11 @@ public class ResumeHalfMessageTest extends ScenarioBase {
     /** 5.x takes (addr, topic, msgId, timeout), 4.9.x (addr, msgId, timeout). */
     private static boolean resume(MQClientAPIImpl api, String broker, String offsetMsgId) throws Exception {
         try {
-            try {
-                return (Boolean) MQClientAPIImpl.class.getMethod("resumeCheckHalfMessage", String.class, String.class, String.class, long.class)
-                    .invoke(api, broker, CHECK_MAX_TIME_TOPIC, offsetMsgId, AdminApi.TIMEOUT_MS);
-            } catch (NoSuchMethodException old) {
-                return (Boolean) MQClientAPIImpl.class.getMethod("resumeCheckHalfMessage", String.class, String.class, long.class)
-                    .invoke(api, broker, offsetMsgId, AdminApi.TIMEOUT_MS);
-            }
-        } catch (InvocationTargetException e) {
-            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
-            throw e;
+            return (Boolean) invoke(MQClientAPIImpl.class.getMethod("resumeCheckHalfMessage", String.class, String.class, String.class, long.class),
+                api, broker, CHECK_MAX_TIME_TOPIC, offsetMsgId, AdminApi.TIMEOUT_MS);
+        } catch (NoSuchMethodException old) {
+            return (Boolean) invoke(MQClientAPIImpl.class.getMethod("resumeCheckHalfMessage", String.class, String.class, long.class),
+                api, broker, offsetMsgId, AdminApi.TIMEOUT_MS);
         }
     }
 }

@@ -288,6 +288,19 @@ public abstract class ScenarioBase {
         }
     }
 
+    /**
+     * Calls a method found by reflection (one newer clients have, so the file compiles against both client lines)
+     * and rethrows what it threw, not the InvocationTargetException around it.
+     */
+    protected static Object invoke(java.lang.reflect.Method m, Object target, Object... args) throws Exception {
+        try {
+            return m.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
+            throw e;
+        }
+    }
+
     protected static void sleep(long ms) {
         try {
             Thread.sleep(ms);
