@@ -111,6 +111,8 @@ export const RequestCode = {
   QUERY_ASSIGNMENT: 400,
   SET_MESSAGE_REQUEST_MODE: 401,
   GET_ALL_MESSAGE_REQUEST_MODE: 402,
+  // the members (id → address) of one broker name, from the nameserver
+  GET_BROKER_MEMBER_GROUP: 901,
   BROKER_HEARTBEAT: 904,
   // 5.x cold-data flow control and commit-log read-ahead (mqadmin updateColdDataFlowCtrGroupConfig,
   // removeColdDataFlowCtrGroupConfig, getColdDataFlowCtrInfo, setCommitLogReadAheadMode)

@@ -110,6 +110,16 @@ export function encodeClusterInfo(brokerAddrTable: Map<string, BrokerData>, clus
   return Buffer.from(stringifyFastjson({ brokerAddrTable: brokers, clusterAddrTable: clusters }), 'utf8');
 }
 
+/**
+ * GetBrokerMemberGroupResponseBody: `{"brokerMemberGroup":{"brokerAddrs":{…},"brokerName":…,"cluster":…}}`, the
+ * group's members by id (none when the name is unknown), named by the cluster the request gave (as Java does).
+ */
+export function encodeBrokerMemberGroup(cluster: string, brokerName: string, bd: BrokerData | undefined): Buffer {
+  const addrs = new Map<string, string>();
+  if (bd) for (const id of [...bd.brokerAddrs.keys()].sort((x, y) => x - y)) addrs.set(String(id), bd.brokerAddrs.get(id)!);
+  return Buffer.from(stringifyFastjson({ brokerMemberGroup: { brokerAddrs: addrs, brokerName, cluster } }), 'utf8');
+}
+
 /** TopicList: `{"brokerAddr":…,"topicList":[…]}` (brokerAddr omitted when null). */
 export function encodeTopicList(topics: Iterable<string>, brokerAddr?: string): Buffer {
   return Buffer.from(stringifyFastjson({ brokerAddr, topicList: [...topics] }), 'utf8');

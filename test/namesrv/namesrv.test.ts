@@ -209,6 +209,15 @@ describe('namesrv over the wire', () => {
     expect(await list(RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST)).toEqual(['SUB']);
   });
 
+  it('answers a broker name\'s members by id (901), none for an unknown name', async () => {
+    await registerTwoBrokersAndSlave();
+    const members = json(await t.call(RequestCode.GET_BROKER_MEMBER_GROUP, { clusterName: 'DefaultCluster', brokerName: 'broker-a' }));
+    expect(members).toEqual({ brokerMemberGroup: { brokerAddrs: { 0: A0, 1: A1 }, brokerName: 'broker-a', cluster: 'DefaultCluster' } });
+    const none = json(await t.call(RequestCode.GET_BROKER_MEMBER_GROUP, { clusterName: 'C', brokerName: 'nope' }));
+    expect(none).toEqual({ brokerMemberGroup: { brokerAddrs: {}, brokerName: 'nope', cluster: 'C' } });
+    expect((await t.call(RequestCode.GET_BROKER_MEMBER_GROUP, { brokerName: 'broker-a' })).code).toBe(ResponseCode.SYSTEM_ERROR);
+  });
+
   it('unknown request code → REQUEST_CODE_NOT_SUPPORTED with remark', async () => {
     const res = await t.call(9999);
     expect(res.code).toBe(ResponseCode.REQUEST_CODE_NOT_SUPPORTED);
