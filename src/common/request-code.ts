@@ -114,6 +114,8 @@ export const RequestCode = {
   // the members (id → address) of one broker name, from the nameserver
   GET_BROKER_MEMBER_GROUP: 901,
   BROKER_HEARTBEAT: 904,
+  // controller mode's epoch entries (mqadmin getBrokerEpoch); refused outside controller mode
+  GET_BROKER_EPOCH_CACHE: 1007,
   // 5.x cold-data flow control and commit-log read-ahead (mqadmin updateColdDataFlowCtrGroupConfig,
   // removeColdDataFlowCtrGroupConfig, getColdDataFlowCtrInfo, setCommitLogReadAheadMode)
   UPDATE_COLD_DATA_FLOW_CTR_CONFIG: 2001,

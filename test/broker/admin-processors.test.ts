@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adminBrokerProcessors, formatRuntime, humanReadableByteCount } from '../../src/broker/processors/admin-broker.js';
 import { adminGroupProcessors } from '../../src/broker/processors/admin-group.js';
+import { adminHaProcessors } from '../../src/broker/processors/admin-ha.js';
 import { adminStatsProcessors } from '../../src/broker/processors/admin-stats.js';
 import { applyAttributeModifications, adminTopicProcessors } from '../../src/broker/processors/admin-topic.js';
 import { clientManageProcessors } from '../../src/broker/processors/client-manage.js';
@@ -16,6 +17,7 @@ function setup(overrides = {}) {
   t.server.registerTable(adminTopicProcessors(t.ctx));
   t.server.registerTable(adminGroupProcessors(t.ctx));
   t.server.registerTable(adminBrokerProcessors(t.ctx));
+  t.server.registerTable(adminHaProcessors(t.ctx));
   return t;
 }
 
@@ -405,5 +407,12 @@ describe('broker admin', () => {
     expect(humanReadableByteCount(1536)).toBe('1.5 KiB');
     expect(humanReadableByteCount(10 * 1024 ** 3)).toBe('10.0 GiB');
     expect(formatRuntime(90061_000)).toBe('[ 1 days, 1 hours, 1 minutes, 1 seconds ]');
+  });
+});
+
+describe('controller mode', () => {
+  it('GET_BROKER_EPOCH_CACHE (mqadmin getBrokerEpoch) is refused as the official broker refuses it outside controller mode', async () => {
+    const res = await setup().server.call(RequestCode.GET_BROKER_EPOCH_CACHE, {});
+    expect([res.code, res.remark]).toEqual([ResponseCode.SYSTEM_ERROR, 'this request only for controllerMode ']);
   });
 });

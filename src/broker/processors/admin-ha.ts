@@ -1,7 +1,8 @@
 // What a master serves its slaves and tools about replication (Java AdminBrokerProcessor): GET_ALL_DELAY_OFFSET (45),
 // GET_TIMER_CHECK_POINT (60) and GET_TIMER_METRICS (61) for a 5.3.3 slave's metadata sync (it asks 60 and 61 on
-// the VIP port), GET_ALL_MESSAGE_REQUEST_MODE (402, 5.3.3 sync: empty here, POP's request modes are not kept), and
-// GET_BROKER_HA_STATUS (907, mqadmin haStatus). GET_ALL_TOPIC_CONFIG / _CONSUMER_OFFSET / _SUBSCRIPTIONGROUP_CONFIG
+// the VIP port), GET_ALL_MESSAGE_REQUEST_MODE (402, 5.3.3 sync: empty here, POP's request modes are not kept),
+// GET_BROKER_HA_STATUS (907, mqadmin haStatus) and GET_BROKER_EPOCH_CACHE (1007, mqadmin getBrokerEpoch: refused as
+// the official broker refuses it outside controller mode, which we do not have). GET_ALL_TOPIC_CONFIG / _CONSUMER_OFFSET / _SUBSCRIPTIONGROUP_CONFIG
 // are with their families.
 import { stringifyFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
@@ -42,5 +43,7 @@ export function adminHaProcessors(ctx: BrokerContext): ProcessorTable {
     [RequestCode.GET_TIMER_METRICS, () => timerMetrics(ctx)],
     [RequestCode.GET_ALL_MESSAGE_REQUEST_MODE, () => ok('{"messageRequestModeMap":{}}')],
     [RequestCode.GET_BROKER_HA_STATUS, () => haStatus(ctx)],
+    // Java's remark, trailing space included
+    [RequestCode.GET_BROKER_EPOCH_CACHE, () => createResponse(ResponseCode.SYSTEM_ERROR, 'this request only for controllerMode ')],
   ];
 }
