@@ -21,6 +21,10 @@ import { parseJsonBody, withBodyErrors } from './client-manage.js';
 
 const body = (text: string): Buffer => Buffer.from(text);
 
+/** GET_BROKER_CONSUME_STATS gives the event loop a turn after about this many queue entries. */
+const ENTRIES_PER_TURN = 1_000;
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Java body.Connection, fields in fastjson's order. */
 function connectionJson(ch: ClientChannelInfo): Record<string, unknown> {
   return { clientAddr: ch.channel.remoteAddress, clientId: ch.clientId, language: ch.language, version: ch.version };
@@ -148,15 +152,20 @@ async function getConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promis
  * subscription group for each topic it has offsets for (write queues; with isOrder only order topics), skipping
  * topics an online group does not subscribe. pullOffset is the group's pull position as in GET_CONSUME_STATS (Java
  * leaves it 0 here, which makes its totalInflightDiff minus the sum of the consumer offsets).
+ *
+ * The answer can be large (4 groups with offsets on 2,000 topics of 8 queues: 64,000 entries, 9.2 MB), so it is
+ * written one topic at a time and the event loop gets a turn every ENTRIES_PER_TURN entries: built in one piece, it
+ * held the loop 0.5 s (warm) to 0.6 s (after a restart); the text is the same byte for byte.
  */
 async function getBrokerConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
   const isOrder = new HeaderReader(req.extFields).bool('isOrder');
   const { consumerOffsetManager: offsets, consumerManager } = ctx;
-  const perGroup: Array<Record<string, unknown[]>> = [];
+  const groupsJson: string[] = [];
   let totalDiff = 0;
   let totalInflightDiff = 0;
+  let sinceYield = 0;
   for (const group of [...ctx.subscriptionGroupManager.table.keys()]) {
-    const statsOfGroup: unknown[] = [];
+    const statsOfGroup: string[] = [];
     for (const topic of offsets.whichTopicByGroup(group)) {
       const tc = ctx.topicConfigManager.get(topic);
       if (!tc || (isOrder && !tc.order)) continue;
@@ -168,12 +177,19 @@ async function getBrokerConsumeStats(ctx: BrokerContext, req: RemotingCommand): 
         totalInflightDiff += w.pullOffset - w.consumerOffset;
         entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, w]);
       }
-      statsOfGroup.push({ consumeTps: new JavaDouble(0), offsetTable: new Map(entries) });
+      statsOfGroup.push(stringifyFastjson({ consumeTps: new JavaDouble(0), offsetTable: new Map(entries) }));
+      sinceYield += entries.length;
+      if (sinceYield >= ENTRIES_PER_TURN) {
+        sinceYield = 0;
+        await yieldToLoop();
+      }
     }
-    perGroup.push({ [group]: statsOfGroup });
+    groupsJson.push(`{${stringifyFastjson(group)}:[${statsOfGroup.join(',')}]}`);
   }
-  const list = { brokerAddr: ctx.brokerAddr(), consumeStatsList: perGroup, totalDiff, totalInflightDiff };
-  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(stringifyFastjson(list)));
+  // fastjson's key order (sorted), as stringifyFastjson writes the whole object
+  const text = `{"brokerAddr":${stringifyFastjson(ctx.brokerAddr())},"consumeStatsList":[${groupsJson.join(',')}],` +
+    `"totalDiff":${totalDiff},"totalInflightDiff":${totalInflightDiff}}`;
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, body(text));
 }
 
 function getConsumerConnectionList(ctx: BrokerContext, req: RemotingCommand): RemotingCommand {
