@@ -12,6 +12,16 @@ export type { ConfigOf, KeySpec, Schema } from './config-schema.js';
 
 const home = os.homedir();
 
+/** A value the broker writes into message properties: the separators \u0001 and \u0002 would split it. */
+function checkPropertyValue(value: string): void {
+  if (!value || /[\u0001\u0002]/.test(value)) throw new Error('must be non-empty, without the characters \\u0001 and \\u0002');
+}
+
+/** Java TopicValidator's rule for a topic name. */
+function checkTopicName(value: string): void {
+  if (!/^[%|a-zA-Z0-9_-]{1,127}$/.test(value)) throw new Error('a topic name: 1 to 127 of the characters %|a-zA-Z0-9_-');
+}
+
 /**
  * What peers can make a server hold (remoting/buffer-budget.ts), for the broker's and the nameserver's servers.
  * The official broker bounds none of it in total; its nearest keys are NettyServerConfig writeBufferHighWaterMark
@@ -97,6 +107,13 @@ const BROKER_OWN_SCHEMA = {
   globalColdReadThreshold: { type: 'int', default: 100 * 1024 * 1024, min: 0, live: true },
   /** Data further behind the log's end than this percentage of RAM is cold (Java 26). */
   accessMessageInMemoryHotRatio: { type: 'int', default: 26, min: 0, max: 100, live: true },
+  // Message traces (Java BrokerConfig). Every message the broker stores from a send gets MSG_REGION=regionId and
+  // TRACE_ON=traceOn, as a 5.x broker does (the 5.x clients' consume traces are dropped without a region).
+  regionId: { type: 'string', default: 'DefaultRegion', live: true, check: checkPropertyValue },
+  traceOn: { type: 'bool', default: true, live: true },
+  // traceTopicEnable creates msgTraceTopicName (one read and one write queue, a system topic) at start.
+  traceTopicEnable: { type: 'bool', default: false },
+  msgTraceTopicName: { type: 'string', default: 'RMQ_SYS_TRACE_TOPIC', check: checkTopicName },
   // MessageStoreConfig.defaultQueryMaxNum: the answer size of a unique-key QUERY_MESSAGE.
   defaultQueryMaxNum: { type: 'int', default: 32, min: 1, max: 100000, live: true },
   // Java: rocketmq.broker.rebalance.lockMaxLiveTime

@@ -110,9 +110,11 @@ export interface SendProperties {
   keys?: string;
   uniqKey?: string;
   cluster?: string;
+  /** MSG_REGION or TRACE_ON is there (the broker sets both itself: see withTraceProperties). */
+  traceSet: boolean;
 }
 
-/** Which of the four names the property at [pos, sep) of `s` is (a bit of SendProperties), or 0. */
+/** Which of the send's names the property at [pos, sep) of `s` is (a bit of SendProperties; 16: MSG_REGION or TRACE_ON), or 0. */
 function sendPropertyBit(s: string, pos: number, sep: number): number {
   // By length first, then one native comparison in place: no slice of the name and no hash of it.
   switch (sep - pos) {
@@ -120,9 +122,12 @@ function sendPropertyBit(s: string, pos: number, sep: number): number {
       if (s.startsWith(MessageConst.TAGS, pos)) return 1;
       return s.startsWith(MessageConst.KEYS, pos) ? 2 : 0;
     case 8:
-      return s.startsWith(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, pos) ? 4 : 0;
+      if (s.startsWith(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, pos)) return 4;
+      return s.startsWith(MessageConst.TRACE_SWITCH, pos) ? 16 : 0;
     case 7:
       return s.startsWith(MessageConst.CLUSTER, pos) ? 8 : 0;
+    case 10:
+      return s.startsWith(MessageConst.MSG_REGION, pos) ? 16 : 0;
     default:
       return 0;
   }
@@ -130,11 +135,11 @@ function sendPropertyBit(s: string, pos: number, sep: number): number {
 
 /**
  * TAGS, KEYS, UNIQ_KEY and CLUSTER in one scan of a properties string, with getProperty's rules (the first
- * occurrence of a name counts; an empty value reads as absent).
+ * occurrence of a name counts; an empty value reads as absent), and whether MSG_REGION or TRACE_ON is there.
  */
 export function readSendProperties(s: string): SendProperties {
   // All four fields from the start: one object shape for every message, whatever its properties.
-  const out: SendProperties = { tags: undefined, keys: undefined, uniqKey: undefined, cluster: undefined };
+  const out: SendProperties = { tags: undefined, keys: undefined, uniqKey: undefined, cluster: undefined, traceSet: false };
   let seen = 0;
   let pos = 0;
   while (pos < s.length) {
@@ -143,7 +148,9 @@ export function readSendProperties(s: string): SendProperties {
     const sep = s.indexOf(NAME_VALUE_SEPARATOR, pos);
     if (sep >= 0 && sep < end) {
       const bit = sendPropertyBit(s, pos, sep);
-      if (bit !== 0 && (seen & bit) === 0) {
+      if (bit === 16) {
+        out.traceSet = true;
+      } else if (bit !== 0 && (seen & bit) === 0) {
         seen |= bit;
         if (end > sep + 1) {
           const value = s.slice(sep + 1, end);
@@ -157,4 +164,30 @@ export function readSendProperties(s: string): SendProperties {
     pos = end + 1;
   }
   return out;
+}
+
+/**
+ * The properties with MSG_REGION and TRACE_ON set to the broker's (Java 5.x AbstractSendMessageProcessor
+ * buildMsgContext puts both into every message it is sent): appended, after dropping any the producer sent
+ * (`traceSet`, from readSendProperties). `props` is empty or ends with the property separator.
+ */
+export function withTraceProperties(props: string, traceSet: boolean, suffix: string): string {
+  if (!traceSet) return props + suffix;
+  let out = '';
+  let pos = 0;
+  while (pos < props.length) {
+    let end = props.indexOf(PROPERTY_SEPARATOR, pos);
+    if (end < 0) end = props.length;
+    const sep = props.indexOf(NAME_VALUE_SEPARATOR, pos);
+    const name = sep >= 0 && sep < end ? props.slice(pos, sep) : props.slice(pos, end);
+    if (name !== MessageConst.MSG_REGION && name !== MessageConst.TRACE_SWITCH) out += props.slice(pos, end + 1);
+    pos = end + 1;
+  }
+  return out + suffix;
+}
+
+/** `MSG_REGION\x01<region>\x02TRACE_ON\x01<on>\x02`: what withTraceProperties appends. */
+export function tracePropertiesSuffix(regionId: string, traceOn: boolean): string {
+  return `${MessageConst.MSG_REGION}${NAME_VALUE_SEPARATOR}${regionId}${PROPERTY_SEPARATOR}` +
+    `${MessageConst.TRACE_SWITCH}${NAME_VALUE_SEPARATOR}${traceOn}${PROPERTY_SEPARATOR}`;
 }

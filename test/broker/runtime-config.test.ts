@@ -165,12 +165,12 @@ describe('UPDATE_BROKER_CONFIG on a running broker', () => {
       'maxDelayTimeMills', 'maxHashSlotNum', 'maxIndexNum', 'maxInvisibleTimeMills', 'maxMessageGroupSize',
       'maxMsgsNumBatch', 'maxTransactionRecoverySecond', 'maxUserPropertySize', 'messageDelayLevel',
       'messageIndexEnable', 'messageIndexSafe', 'metricsExporterType', 'metricsPromExporterHost',
-      'metricsPromExporterPort', 'minInvisibleTimeMillsForRecv', 'namesrvAddr', 'preferredLeaderId', 'recoverScanFileNum',
+      'metricsPromExporterPort', 'minInvisibleTimeMillsForRecv', 'msgTraceTopicName', 'namesrvAddr', 'preferredLeaderId', 'recoverScanFileNum',
       'registerNameServerPeriod', 'reviveQueueNum', 'rocketmq.acl.plain.file', 'rocketmqHome', 'storePathCommitLog',
       'storePathDLedgerCommitLog', 'storePathRootDir', 'timerPrecisionMs', 'timerWheelEnable', 'tls.client.authServer', 'tls.client.trustCertPath',
       'tls.config.file', 'tls.enable', 'tls.server.authClient', 'tls.server.certPath', 'tls.server.keyPassword',
       'tls.server.keyPath', 'tls.server.mode', 'tls.server.need.client.auth', 'tls.server.trustCertPath',
-      'tlsCertPath', 'tlsKeyPath', 'tlsTestModeEnable', 'userPropertyMaxNum',
+      'tlsCertPath', 'tlsKeyPath', 'tlsTestModeEnable', 'traceTopicEnable', 'userPropertyMaxNum',
     ]);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MessageConst, getProperty, lastPropertyOf, parseProperties, readSendProperties } from '../../src/common/message-properties.js';
+import {
+  MessageConst, getProperty, lastPropertyOf, parseProperties, readSendProperties, tracePropertiesSuffix, withTraceProperties,
+} from '../../src/common/message-properties.js';
 
 const NAMES = [MessageConst.TAGS, MessageConst.KEYS, MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageConst.CLUSTER];
 
@@ -10,7 +12,13 @@ function byGetProperty(s: string) {
     keys: getProperty(s, MessageConst.KEYS),
     uniqKey: getProperty(s, MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
     cluster: getProperty(s, MessageConst.CLUSTER),
+    traceSet: hasName(s, MessageConst.MSG_REGION) || hasName(s, MessageConst.TRACE_SWITCH),
   };
+}
+
+/** A property of that name is there, with any value (an empty one too). */
+function hasName(s: string, name: string): boolean {
+  return s.split('\u0002').some((p) => p.includes('\u0001') && p.slice(0, p.indexOf('\u0001')) === name);
 }
 
 /** Up to 7 properties from `pieces`, each with or without a value and a separator after it. */
@@ -32,14 +40,15 @@ function strip<T extends object>(o: T): Partial<T> {
 describe('readSendProperties', () => {
   it('reads what a Java producer sends', () => {
     const s = 'KEYS\u0001k1 k2\u0002UNIQ_KEY\u00017F000001ABCD\u0002WAIT\u0001true\u0002TAGS\u0001TagA\u0002';
-    expect(readSendProperties(s)).toEqual({ keys: 'k1 k2', uniqKey: '7F000001ABCD', tags: 'TagA' });
+    expect(readSendProperties(s)).toEqual({ keys: 'k1 k2', uniqKey: '7F000001ABCD', tags: 'TagA', cluster: undefined, traceSet: false });
   });
 
   it('keeps the first occurrence and reads an empty value as absent, as getProperty does', () => {
-    expect(readSendProperties('TAGS\u0001\u0002TAGS\u0001b\u0002KEYS\u0001x\u0002KEYS\u0001y')).toEqual({ keys: 'x' });
-    expect(readSendProperties('')).toEqual({});
-    expect(readSendProperties('TAGS')).toEqual({});
-    expect(readSendProperties('__proto__\u0001x\u0002constructor\u0001y\u0002TAGS\u0001t')).toEqual({ tags: 't' });
+    expect(strip(readSendProperties('TAGS\u0001\u0002TAGS\u0001b\u0002KEYS\u0001x\u0002KEYS\u0001y'))).toEqual({ keys: 'x', traceSet: false });
+    expect(strip(readSendProperties(''))).toEqual({ traceSet: false });
+    expect(strip(readSendProperties('TAGS'))).toEqual({ traceSet: false });
+    expect(strip(readSendProperties('__proto__\u0001x\u0002constructor\u0001y\u0002TAGS\u0001t'))).toEqual({ tags: 't', traceSet: false });
+    expect(strip(readSendProperties('MSG_REGION\u0001\u0002TAGS\u0001t'))).toEqual({ tags: 't', traceSet: true });
   });
 
   it('agrees with getProperty on random property strings', () => {
@@ -48,11 +57,33 @@ describe('readSendProperties', () => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed % n;
     };
-    const pieces = [...NAMES, 'WAIT', 'TAG', 'TAGSX', '', 'v', 'a b', '\u0001', '\u0002'];
+    const pieces = [...NAMES, MessageConst.MSG_REGION, MessageConst.TRACE_SWITCH, 'WAIT', 'TAG', 'TAGSX', '', 'v', 'a b', '\u0001', '\u0002'];
     for (let i = 0; i < 5000; i++) {
       const s = randomSendPropertiesString(rnd, pieces);
       expect(strip(readSendProperties(s)), JSON.stringify(s)).toEqual(strip(byGetProperty(s)));
     }
+  });
+});
+
+describe('withTraceProperties', () => {
+  const suffix = tracePropertiesSuffix('RegionX', false);
+
+  it('appends MSG_REGION and TRACE_ON as the broker sets them', () => {
+    expect(suffix).toBe('MSG_REGION\u0001RegionX\u0002TRACE_ON\u0001false\u0002');
+    const props = 'TAGS\u0001a\u0002WAIT\u0001true\u0002';
+    const out = withTraceProperties(props, readSendProperties(props).traceSet, suffix);
+    expect(out).toBe(props + suffix);
+    expect(withTraceProperties('', false, suffix)).toBe(suffix);
+  });
+
+  it("replaces a producer's own values, as Java's property map does", () => {
+    const props = 'MSG_REGION\u0001Mine\u0002TAGS\u0001a\u0002TRACE_ON\u0001\u0002KEYS\u0001k\u0002';
+    const out = withTraceProperties(props, readSendProperties(props).traceSet, suffix);
+    expect(out).toBe('TAGS\u0001a\u0002KEYS\u0001k\u0002' + suffix);
+    const map = parseProperties(out);
+    expect(map.get(MessageConst.MSG_REGION)).toBe('RegionX');
+    expect(map.get(MessageConst.TRACE_SWITCH)).toBe('false');
+    expect(getProperty(out, MessageConst.MSG_REGION)).toBe('RegionX');
   });
 });
 

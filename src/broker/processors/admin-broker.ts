@@ -261,9 +261,6 @@ export function configToProperties(config: Record<string, unknown>): string {
  */
 export const FIXED_REPORTED_CONFIG: Readonly<Record<string, string>> = {
   filterServerNums: '0',
-  msgTraceTopicName: 'RMQ_SYS_TRACE_TOPIC',
-  traceOn: 'true',
-  traceTopicEnable: 'false',
   useTLS: 'false',
 };
 

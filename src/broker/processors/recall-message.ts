@@ -19,7 +19,7 @@ async function handleRecall(ctx: BrokerContext, req: RemotingCommand, rc: Reques
   const res = isRefusal(outcome)
     ? createResponse(outcome.code, outcome.remark)
     : createResponse(ResponseCode.SUCCESS, undefined, { msgId: outcome.msgId });
-  res.extFields.MSG_REGION = 'DefaultRegion';
+  res.extFields.MSG_REGION = ctx.config.regionId;
   return res;
 }
 

@@ -94,8 +94,8 @@ function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): R
       msgId: offsetMessageIds(stored.storeHost, result.commitLogOffsets),
       queueId: String(stored.queueId),
       queueOffset: String(result.queueOffset),
-      MSG_REGION: 'DefaultRegion',
-      TRACE_ON: 'true',
+      MSG_REGION: ctx.config.regionId,
+      TRACE_ON: String(ctx.config.traceOn),
     };
     // 5.3.3 answers a single message's UNIQ_KEY as transactionId on every send (4.9.8 on none; its clients read it
     // when present, and use it only for half messages); batches have none.

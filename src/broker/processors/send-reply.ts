@@ -36,7 +36,7 @@ async function handleReply(ctx: BrokerContext, req: RemotingCommand, rc: Request
   const tooBig = checkSizes(ctx, body.length, header.properties);
   if (tooBig) return createResponse(tooBig.code, tooBig.remark);
   const queueId = header.queueId >= 0 ? header.queueId : Math.floor(Math.random() * Math.max(1, checked.writeQueueNums));
-  const extFields = { MSG_REGION: 'DefaultRegion', TRACE_ON: 'true' };
+  const extFields = { MSG_REGION: ctx.config.regionId, TRACE_ON: String(ctx.config.traceOn) };
 
   const props = parseProperties(header.properties);
   const senderId = props.get(PROPERTY_REPLY_TO_CLIENT);

@@ -2,7 +2,7 @@
 // msgCheck (permission, topic name, auto-creation, queue id), the size checks, and the building of the message the
 // store takes (MessageExtBrokerInner) with the properties the broker adds.
 import { javaStringHashCode } from '../../common/java-hash.js';
-import { MessageConst, readSendProperties } from '../../common/message-properties.js';
+import { MessageConst, readSendProperties, tracePropertiesSuffix, withTraceProperties } from '../../common/message-properties.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { HostAddress, MessageToStore } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
@@ -105,7 +105,22 @@ function clusterProperty(name: string): string {
   return clusterPropertyText;
 }
 
-/** The message the store takes, with UNIQ_KEY (when the producer set none) and CLUSTER added as a 5.x broker does. */
+let traceSuffixKey = '';
+let traceSuffixText = '';
+/** MSG_REGION and TRACE_ON as the broker sets them, built once per setting rather than once per message. */
+function traceSuffix(regionId: string, traceOn: boolean): string {
+  const key = `${regionId}/${traceOn}`;
+  if (key !== traceSuffixKey) {
+    traceSuffixKey = key;
+    traceSuffixText = tracePropertiesSuffix(regionId, traceOn);
+  }
+  return traceSuffixText;
+}
+
+/**
+ * The message the store takes, with UNIQ_KEY (when the producer set none), CLUSTER, MSG_REGION and TRACE_ON added
+ * as a 5.x broker does.
+ */
 export function buildMessage(
   ctx: BrokerContext,
   header: SendHeader,
@@ -116,7 +131,7 @@ export function buildMessage(
   bornHost: HostAddress,
   storeHost: HostAddress,
 ): MessageToStore {
-  const { tags, keys, uniqKey: clientKey, cluster } = readSendProperties(properties);
+  const { tags, keys, uniqKey: clientKey, cluster, traceSet } = readSendProperties(properties);
   let uniqKey = clientKey;
   let props = properties;
   if (props.length > 0 && !props.endsWith('\u0002')) props += '\u0002';
@@ -126,6 +141,7 @@ export function buildMessage(
     props += `${MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX}\u0001${uniqKey}\u0002`;
   }
   if (cluster === undefined) props += clusterProperty(ctx.config.brokerClusterName);
+  props = withTraceProperties(props, traceSet, traceSuffix(ctx.config.regionId, ctx.config.traceOn));
   return {
     topic: header.topic,
     queueId,

@@ -78,6 +78,7 @@ export class TopicConfigManager {
     add(c.brokerName, 1, c.brokerTopicEnable ? Perm.INHERIT | Perm.READ | Perm.WRITE : Perm.INHERIT);
     add(SystemTopic.OFFSET_MOVED_EVENT, 1);
     add(SystemTopic.SCHEDULE_TOPIC, 18);
+    if (c.traceTopicEnable) add(c.msgTraceTopicName, 1);
     add(`${c.brokerClusterName}_REPLY_TOPIC`, 1);
     if (c.timerWheelEnable) add(SystemTopic.TIMER_TOPIC, 1);
     // POP checkpoints and acks (Java PopAckConstants.buildClusterReviveTopic)
