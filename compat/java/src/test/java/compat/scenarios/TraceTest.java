@@ -20,18 +20,13 @@ import org.apache.rocketmq.client.trace.TraceDataEncoder;
 import org.apache.rocketmq.client.trace.TraceType;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.apache.rocketmq.common.message.MessageQueue;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Message traces (the clients' enableMsgTrace): a stock producer and push consumer with tracing on send their trace
  * records to the trace topic through the broker, and the traces are found again as mqadmin queryMsgTraceById finds
  * them: a key query of the trace topic for the message id, the bodies decoded by the client's TraceDataEncoder.
- * <p>
- * {@link #traceTopicWithoutAutoCreate} (tag "noAutoCreate"): on a broker started with autoCreateTopicEnable=false and
- * traceTopicEnable=true the trace topic exists from the start (Java TopicConfigManager: one read and one write
- * queue, a system topic), so tracing works although no topic is created on a send.
+ * TraceNoAutoCreateTest does the same on a broker started with autoCreateTopicEnable=false and traceTopicEnable=true.
  */
 public class TraceTest extends ScenarioBase {
     static final String TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC";
@@ -39,18 +34,7 @@ public class TraceTest extends ScenarioBase {
     @Test
     void producerAndConsumerTracesAreFoundByMessageId() throws Exception {
         requireMsgRegion();
-        tracedRoundTrip();
-    }
-
-    @Test
-    @Tag("noAutoCreate")
-    void traceTopicWithoutAutoCreate() throws Exception {
-        requireMsgRegion();
-        org.junit.jupiter.api.Assumptions.assumeTrue("false".equals(System.getProperty("autoCreateTopicEnable")),
-            "needs a broker with autoCreateTopicEnable=false and traceTopicEnable=true (run by compat/runner.mjs)");
-        List<MessageQueue> mqs = awaitRoute(TRACE_TOPIC);
-        assertEquals(1, mqs.size(), "write queues of the trace topic " + mqs);
-        tracedRoundTrip();
+        tracedRoundTrip(this);
     }
 
     /**
@@ -58,20 +42,21 @@ public class TraceTest extends ScenarioBase {
      * every message it stores and a 4.9.x broker (without a send hook) on none: compat/runner.mjs passes
      * -DmsgRegion=false for 5.x clients against official 4.9.x.
      */
-    private static void requireMsgRegion() {
+    static void requireMsgRegion() {
         requireFeature("msgRegion", "the broker stores no MSG_REGION, so this client sends no consume traces");
     }
 
-    private void tracedRoundTrip() throws Exception {
-        String topic = topic();
-        String consumerGroup = group("c");
-        DefaultMQProducer p = new DefaultMQProducer(group("p"), true, null);
+    /** Traced sends and consumption, then every message's three trace records (TraceNoAutoCreateTest uses it too). */
+    static void tracedRoundTrip(ScenarioBase s) throws Exception {
+        String topic = s.topic();
+        String consumerGroup = s.group("c");
+        DefaultMQProducer p = new DefaultMQProducer(s.group("p"), true, null);
         configureProducer(p);
         p.start();
-        onClose(p::shutdown);
+        s.onClose(p::shutdown);
         MQClientAPIImpl api = AdminApi.api(p);
         AdminApi.createTopic(api, AdminApi.masterAddr(api), topic, 2, 2, 6);
-        awaitRoute(topic);
+        s.awaitRoute(topic);
 
         List<String> msgIds = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -92,7 +77,7 @@ public class TraceTest extends ScenarioBase {
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
         c.start();
-        onClose(c::shutdown);
+        s.onClose(c::shutdown);
         awaitAllKeys("traced messages", rec, List.of("trace-0", "trace-1", "trace-2"));
 
         // the dispatchers send their batches asynchronously: wait until each message has all three records
