@@ -47,6 +47,10 @@ public class ClientFeaturesTest extends ScenarioBase {
             assertEquals(topic, r.getMessageQueue().getTopic(), "the send result names the topic without the namespace");
             keys.add("ns-" + i);
         }
+        // The retry topic exists once the consumer's first heartbeat reaches the broker, after the client's first
+        // route lookups: created here, the client finds its route at start, not at its next 30 s route poll.
+        AdminApi.createTopic(api, AdminApi.masterAddr(api), "%RETRY%" + ns + "%" + group, 1, 1, 6);
+        awaitRoute("%RETRY%" + ns + "%" + group);
         Received rec = new Received();
         Set<String> retried = ConcurrentHashMap.newKeySet();
         // the namespace before subscribe(): the subscription takes the namespaced name when it is made
