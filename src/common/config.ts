@@ -5,6 +5,7 @@ import { TLS_SCHEMA } from '../remoting/tls.js';
 import { GRPC_SCHEMA } from '../grpc/config.js';
 import { STORE_SCHEMA } from '../store/index.js';
 import { DLEDGER_SCHEMA } from './config-dledger.js';
+import { validateTopicName } from '../broker/topic/topic-config.js';
 import { ConfigError, type ConfigOf, type Schema } from './config-schema.js';
 
 export { ConfigError, applySettings, defaults, pick, restartOnlyChanges } from './config-schema.js';
@@ -17,9 +18,10 @@ function checkPropertyValue(value: string): void {
   if (!value || /[\u0001\u0002]/.test(value)) throw new Error('must be non-empty, without the characters \\u0001 and \\u0002');
 }
 
-/** Java TopicValidator's rule for a topic name. */
+/** Java TopicValidator's rule for a topic name (the one topic creation applies). */
 function checkTopicName(value: string): void {
-  if (!/^[%|a-zA-Z0-9_-]{1,127}$/.test(value)) throw new Error('a topic name: 1 to 127 of the characters %|a-zA-Z0-9_-');
+  const wrong = validateTopicName(value);
+  if (wrong) throw new Error(wrong);
 }
 
 /**

@@ -105,13 +105,14 @@ function clusterProperty(name: string): string {
   return clusterPropertyText;
 }
 
-let traceSuffixKey = '';
+let traceSuffixRegion: string | undefined;
+let traceSuffixOn = true;
 let traceSuffixText = '';
 /** MSG_REGION and TRACE_ON as the broker sets them, built once per setting rather than once per message. */
 function traceSuffix(regionId: string, traceOn: boolean): string {
-  const key = `${regionId}/${traceOn}`;
-  if (key !== traceSuffixKey) {
-    traceSuffixKey = key;
+  if (regionId !== traceSuffixRegion || traceOn !== traceSuffixOn) {
+    traceSuffixRegion = regionId;
+    traceSuffixOn = traceOn;
     traceSuffixText = tracePropertiesSuffix(regionId, traceOn);
   }
   return traceSuffixText;
