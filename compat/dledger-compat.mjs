@@ -24,7 +24,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DLedgerGroup, IDS } from './lib/dledger-group.mjs';
+import { DLedgerGroup, IDS, isMemberKind } from './lib/dledger-group.mjs';
 import { checkGroup, compareReads } from './lib/dledger-check.mjs';
 import { startSender } from './lib/dledger-sender.mjs';
 import { DLEDGER_SHAPES, dledgerRowName } from './lib/ha-cases.mjs';
@@ -44,8 +44,8 @@ function parseArgs(argv) {
   const shapes = o.shapes.split(',').map((s) => s.trim()).filter(Boolean);
   const repeat = Number(o.repeat);
   const sends = Number(o.sends);
-  if (!versions.every((v) => ['5.3.3', '4.9.8'].includes(v)) || !shapes.every((s) => s in DLEDGER_SHAPES) || !(repeat >= 1) || !(sends >= 1)) {
-    console.error(`dledger-compat: --versions from 5.3.3,4.9.8, --shapes from ${Object.keys(DLEDGER_SHAPES).join(',')}, --repeat and --sends counts`);
+  if (!versions.every((v) => v !== 'ours' && isMemberKind(v)) || !shapes.every((s) => s in DLEDGER_SHAPES) || !(repeat >= 1) || !(sends >= 1)) {
+    console.error(`dledger-compat: --versions official versions (x.y.z, default 5.3.3,4.9.8), --shapes from ${Object.keys(DLEDGER_SHAPES).join(',')}, --repeat and --sends counts`);
     process.exit(2);
   }
   const rows = [];

@@ -29,7 +29,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DLedgerGroup, IDS, KINDS as MEMBER_KINDS } from './lib/dledger-group.mjs';
+import { DLedgerGroup, IDS, isMemberKind } from './lib/dledger-group.mjs';
 import { checkGroup } from './lib/dledger-check.mjs';
 import { startSender } from './lib/dledger-sender.mjs';
 import { startSender as startGoSender } from './lib/go-client.mjs';
@@ -52,9 +52,9 @@ function parseArgs(argv) {
   const members = o.members.split(',').map((s) => s.trim());
   const faults = Number(o.faults);
   const senders = [...new Set(o.senders.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0 || members.length !== IDS.length || !members.every((m) => MEMBER_KINDS.includes(m)) ||
+  if (bad.length || !kinds.length || !Number.isInteger(faults) || faults < 0 || members.length !== IDS.length || !members.every(isMemberKind) ||
     !senders.length || !senders.every((x) => SENDERS.includes(x) || javaClientVersion(x))) {
-    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ${MEMBER_KINDS.join(',')}, --senders from ${SENDERS.join(',')},java,java5,java@V ` +
+    console.error(`dledger-faults: --kinds from ${KINDS.join(',')}, --faults a count, --members ${IDS.length} of ours or an official version (x.y.z), --senders from ${SENDERS.join(',')},java,java5,java@V ` +
       `(got ${o.kinds}, ${o.faults}, ${o.members}, ${o.senders})`);
     process.exit(2);
   }

@@ -20,8 +20,8 @@ const { silentLogger } = await dist('common/logger.js');
 
 export const GROUP = 'RaftNode00';
 export const IDS = ['n0', 'n1', 'n2'];
-/** Member kinds: ours, or an official broker version official.sh starts. */
-export const KINDS = ['ours', '5.3.3', '4.9.8'];
+/** Whether `kind` names a member kind: ours, or an official broker version official.sh starts (x.y.z, or x.y / x.y.x for the newest x.y). */
+export const isMemberKind = (kind) => kind === 'ours' || /^\d+\.\d+(\.(\d+|x))?$/.test(kind);
 /**
  * DLedger data file size (mappedFileSizeCommitLog, which the official broker also hands its DLedger store as the
  * data file size; every member of a group needs the same): small, so a run crosses file ends (the blank at a file's end).
@@ -43,8 +43,8 @@ function freePort() {
 export class DLedgerGroup {
   /** `kinds`: one per member of IDS (default: three of ours). */
   constructor(tmp, logDir, { kinds = ['ours', 'ours', 'ours'], fileBytes = DATA_FILE_BYTES } = {}) {
-    const bad = kinds.filter((k) => !KINDS.includes(k));
-    if (kinds.length !== IDS.length || bad.length) throw new Error(`DLedgerGroup: ${IDS.length} kinds from ${KINDS.join(', ')} (got ${kinds.join(',')})`);
+    const bad = kinds.filter((k) => !isMemberKind(k));
+    if (kinds.length !== IDS.length || bad.length) throw new Error(`DLedgerGroup: ${IDS.length} kinds, each ours or an official version x.y.z (got ${kinds.join(',')})`);
     this.tmp = tmp;
     this.logDir = logDir;
     this.kinds = new Map(IDS.map((id, i) => [id, kinds[i]]));
