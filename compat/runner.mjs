@@ -10,6 +10,7 @@
 //              server, which then consumes by POP from the broker: skipped for 4.9.x servers; grpc5 = compat/grpc5/run.mjs,
 //              the 5.x gRPC clients — Node 1.0.8, Java 5.2.0 and 5.0.2, ali-ons mixed, raw bad input — against our
 //              broker's own endpoint, or against an official proxy 5.3.3 in front of the official 5.x broker)
+//            --proxy=5.3.3 (the official rocketmq-proxy version of the grpc column and the official grpc5 one)
 //            --quick (no restart phases, quietMs=500)  --keep (keep temp stores)  --java4=4.9.8 --java5=5.5.0
 //            --store=clean|all|off (store moves with each official version, compat/store-compat.mjs: rows
 //              store:official-V→ours, store:ours→official-V; all = also the kill -9 variants; default clean)
@@ -53,8 +54,6 @@ const GO_RUN = path.join(COMPAT, 'go/run.sh');
 const MQADMIN_TEST = 'test/integration/mqadmin.test.ts';
 const GRPC_RUN = path.join(COMPAT, 'grpc/run.mjs');
 const GRPC5_RUN = path.join(COMPAT, 'grpc5/run.mjs');
-/** The official proxy the gRPC scenarios go through (the newest 5.x whose jars resolve). */
-const PROXY_VERSION = '5.3.3';
 
 /**
  * Known server-specific gaps: extra -D properties per (server, Java client) that make scenarios skip themselves
@@ -91,7 +90,7 @@ function usage(msg) {
 
 function parseArgs(argv) {
   const o = {
-    server: 'ours', officialVersion: '4.9.8', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0', store: 'clean',
+    server: 'ours', officialVersion: '4.9.8', proxy: '5.3.3', clients: 'all', quick: false, keep: false, java4: '4.9.8', java5: '5.5.0', store: 'clean',
     side: true, diff: true, sideOnly: false, ha: true, haOnly: false, dledger: true, dledgerOnly: false,
   };
   for (const a of argv) {
@@ -392,12 +391,12 @@ async function main() {
       for (const s of javaLists[jc.id].restart) expected.push({ suite: 'restart', scenario: s, col: colJava(jc) });
     }
     if (opts.clients.includes('go')) for (const s of goScenarioList()) expected.push({ suite: 'go', scenario: s, col: col('go') });
-    const colGrpc = col(`grpc via proxy ${PROXY_VERSION}`);
+    const colGrpc = col(`grpc via proxy ${opts.proxy}`);
     if (opts.clients.includes('grpc')) {
       results.addColumn(colGrpc);
       for (const s of grpcList) expected.push({ suite: 'grpc', scenario: s, col: colGrpc });
     }
-    const colGrpc5 = col(spec.kind === 'ours' ? 'grpc 5.x' : `grpc 5.x (proxy ${PROXY_VERSION})`);
+    const colGrpc5 = col(spec.kind === 'ours' ? 'grpc 5.x' : `grpc 5.x (proxy ${opts.proxy})`);
     if (opts.clients.includes('grpc5')) {
       results.addColumn(colGrpc5);
       for (const s of grpc5List) expected.push({ suite: 'grpc5', scenario: s, col: colGrpc5 });
@@ -487,9 +486,9 @@ async function main() {
       // with a certificate (IP SAN 127.0.0.1) the Node client can be told to trust.
       const proxyTls = spec.kind === 'official' ? writeProxyCert(path.join(tmp, `proxy-tls-${server.label}`)) : undefined;
       let proxyStarted;
-      const proxy = new OfficialProxy(PROXY_VERSION, tmp, logDir, server.label);
+      const proxy = new OfficialProxy(opts.proxy, tmp, logDir, server.label);
       const proxyEndpoint = () => (proxyStarted ??= (async () => {
-        progress(`starting rocketmq-proxy ${PROXY_VERSION} (cluster mode) in front of ${ns}`);
+        progress(`starting rocketmq-proxy ${opts.proxy} (cluster mode) in front of ${ns}`);
         return timed(`${server.label}: proxy start`, () => proxy.start(ns, usedPorts(server.ports), proxyTls?.extra ?? ''));
       })());
 
