@@ -57,7 +57,8 @@ const GRPC5_RUN = path.join(COMPAT, 'grpc5/run.mjs');
 
 /**
  * Known server-specific gaps: extra -D properties per (server, Java client) that make scenarios skip themselves
- * with a reason. Key: server label (`ours`, `official-4.9.8`, ...); value: (clientVersion) => props.
+ * with a reason. Key: server label (`ours`, `official-4.9.8`, ...); value: (clientVersion) => props. For the Go
+ * scenarios (client `go`) the names of the -Dname=false props reach them as COMPAT_GAPS=name,...
  */
 const GAPS = {
   // 4.9.x has no 5.x timer messages (TIMER_DELIVER_MS is just a property there)
@@ -68,8 +69,10 @@ const GAPS = {
     // nor cold-data flow control (UPDATE_COLD_DATA_FLOW_CTR_CONFIG, 2001...)
     '-DcoldData=false',
     // the 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361), which a 4.9.x broker does not know; and a
-    // 4.9.x broker stores no MSG_REGION, without which the 5.x client drops its consume traces
+    // 4.9.x broker stores no MSG_REGION, without which the 5.x client drops its consume traces (and the Go client's
+    // consume traces carry no region)
     ...(client.startsWith('5.') ? ['-DlitePullMessage=false', '-DmsgRegion=false'] : []),
+    ...(client === 'go' ? ['-DmsgRegion=false'] : []),
   ],
   // 5.3.3 appends a batch's own properties to each of its messages, the batch's UNIQ_KEY included, which then wins
   // over the message's own: a 5.x auto-batching producer's messages are all consumed with the batch's id (ours
@@ -454,7 +457,8 @@ async function main() {
         for (const s of list) results.expect('go', s);
         /** One go/run.sh against this server (fresh topic/group names); `onOutcome` gets every --- line. */
         const runGo = (extraArgs, logName, onOutcome) => run('bash', [GO_RUN, ns, ...extraArgs], {
-          env: { RUN_ID: `r${Date.now().toString(36)}` },
+          // the server's gaps as the Go scenarios read them: COMPAT_GAPS=name,... (the -Dname=false of GAPS)
+          env: { RUN_ID: `r${Date.now().toString(36)}`, COMPAT_GAPS: gaps('go').map((d) => d.replace(/^-D|=false$/g, '')).join(',') },
           logFile: path.join(logDir, `${server.label}-${logName}.log`),
           onLine: goLineParser(onOutcome),
         });

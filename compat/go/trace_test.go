@@ -21,7 +21,7 @@ import (
 // API, rather than RMQ_SYS_TRACE_TOPIC (a system topic the brokers create only with
 // traceTopicEnable=true). Every message gets a Pub record with the region the send answer named
 // (MSG_REGION) and SubBefore / SubAfter records with the region the broker stored in the message;
-// both are the broker's regionId (DefaultRegion).
+// both are the broker's regionId (DefaultRegion); a 4.9.x broker stores none (gap msgRegion).
 func TestTraceProducerConsumer(t *testing.T) {
 	ns := namesrv(t)
 	t.Parallel()
@@ -160,6 +160,8 @@ func TestTraceProducerConsumer(t *testing.T) {
 		t.Fatalf("not every message has Pub, SubBefore and SubAfter records in %s within 30s", traceTopic)
 	}
 	t.Logf("all records read %.1fs after the last send", time.Since(started).Seconds())
+	// a 4.9.x broker stores no MSG_REGION in messages (5.x does), so there the consume records have none
+	noRegion := serverGap(t, "msgRegion")
 	mu.Lock()
 	defer mu.Unlock()
 	for id, res := range sent {
@@ -178,8 +180,10 @@ func TestTraceProducerConsumer(t *testing.T) {
 		}
 		before := records["SubBefore "+id][0].fields
 		// type, time, region, group, requestId, msgId, retryTimes, keys
-		if len(before) < 8 || before[2] != "DefaultRegion" || before[3] != group || before[6] != "0" {
-			t.Errorf("%s: SubBefore record %q: want region DefaultRegion (the stored MSG_REGION), group %s, retry 0", id, before, group)
+		if len(before) < 8 || before[3] != group || before[6] != "0" {
+			t.Errorf("%s: SubBefore record %q: want group %s, retry 0", id, before, group)
+		} else if before[2] != "DefaultRegion" && !noRegion {
+			t.Errorf("%s: SubBefore record %q: want region DefaultRegion (the stored MSG_REGION)", id, before)
 		}
 		after := records["SubAfter "+id][0].fields
 		// type, requestId, msgId, costTime, success, keys, contextCode, time, group
