@@ -60,11 +60,7 @@ func TestAdminTopicAndPullOffsets(t *testing.T) {
 	if !checkSendResult(t, 0, probeTopic, pres, err) {
 		t.FailNow()
 	}
-	id, err := primitive.UnmarshalMsgID([]byte(pres.OffsetMsgID))
-	if err != nil {
-		t.Fatalf("cannot decode OffsetMsgID %q: %v", pres.OffsetMsgID, err)
-	}
-	brokerAddr := fmt.Sprintf("%s:%d", id.Addr, id.Port)
+	brokerAddr := brokerAddrOf(t, pres)
 	t.Logf("broker %s at %s (from OffsetMsgID %s)", pres.MessageQueue.BrokerName, brokerAddr, pres.OffsetMsgID)
 
 	// create the topic explicitly with 2 read/write queues

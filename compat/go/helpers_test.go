@@ -354,6 +354,39 @@ func refreshRoutes(t *testing.T, instance, existingTopic, throwawayGroup string)
 	})
 }
 
+// startPullConsumer starts a plain pull consumer of topic (group, instance prefix as given), shut down when
+// the test ends.
+func startPullConsumer(t *testing.T, topic, group, instancePrefix string) rocketmq.PullConsumer {
+	t.Helper()
+	pc, err := rocketmq.NewPullConsumer(
+		consumer.WithNameServer(namesrv(t)),
+		consumer.WithGroupName(group),
+		consumer.WithInstance(nextInstance(instancePrefix)),
+	)
+	if err != nil {
+		t.Fatalf("NewPullConsumer: %v", err)
+	}
+	if err := pc.Subscribe(topic, consumer.MessageSelector{}); err != nil {
+		t.Fatalf("pull Subscribe(%s): %v", topic, err)
+	}
+	if err := pc.Start(); err != nil {
+		t.Fatalf("pull consumer Start: %v", err)
+	}
+	t.Cleanup(func() { shutdownBounded(t, "pull consumer "+group, pc.Shutdown) })
+	return pc
+}
+
+// brokerAddrOf is the address of the broker that stored a message: the store host of its offset message id,
+// which is what the broker reports for itself.
+func brokerAddrOf(t *testing.T, res *primitive.SendResult) string {
+	t.Helper()
+	id, err := primitive.UnmarshalMsgID([]byte(res.OffsetMsgID))
+	if err != nil {
+		t.Fatalf("cannot decode OffsetMsgID %q: %v", res.OffsetMsgID, err)
+	}
+	return fmt.Sprintf("%s:%d", id.Addr, id.Port)
+}
+
 // serverGap tells whether the runner named `name` among the server's known gaps (COMPAT_GAPS=name,...,
 // the Go side of the runner's GAPS table): a check that server cannot pass is then left out, with a log line.
 func serverGap(t *testing.T, name string) bool {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
@@ -137,21 +136,7 @@ func TestOrderlyShardingKeys(t *testing.T) {
 
 	// the poisoned message in the dead-letter queue
 	dlqQueues := awaitRoute(t, dlqTopic, routeTimeout)
-	pc, err := rocketmq.NewPullConsumer(
-		consumer.WithNameServer(namesrv(t)),
-		consumer.WithGroupName(group+"_DLQReader"),
-		consumer.WithInstance(nextInstance("dlq")),
-	)
-	if err != nil {
-		t.Fatalf("NewPullConsumer: %v", err)
-	}
-	if err := pc.Subscribe(dlqTopic, consumer.MessageSelector{}); err != nil {
-		t.Fatalf("pull Subscribe(%s): %v", dlqTopic, err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("pull consumer Start: %v", err)
-	}
-	defer shutdownBounded(t, "DLQ pull consumer", pc.Shutdown)
+	pc := startPullConsumer(t, dlqTopic, group+"_DLQReader", "dlq")
 	var dead []*primitive.MessageExt
 	if !pollUntil(20*time.Second, func() bool {
 		dead = nil

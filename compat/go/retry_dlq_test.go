@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 )
@@ -137,21 +136,7 @@ func TestRetryThenDeadLetterQueue(t *testing.T) {
 
 	// read %DLQ%<group> with plain pulls
 	dlqQueues := awaitRoute(t, dlqTopic, routeTimeout)
-	pc, err := rocketmq.NewPullConsumer(
-		consumer.WithNameServer(namesrv(t)),
-		consumer.WithGroupName(group+"_DLQReader"),
-		consumer.WithInstance(nextInstance("dlq")),
-	)
-	if err != nil {
-		t.Fatalf("NewPullConsumer: %v", err)
-	}
-	if err := pc.Subscribe(dlqTopic, consumer.MessageSelector{}); err != nil {
-		t.Fatalf("pull Subscribe(%s): %v", dlqTopic, err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("pull consumer Start: %v", err)
-	}
-	defer shutdownBounded(t, "DLQ pull consumer", pc.Shutdown)
+	pc := startPullConsumer(t, dlqTopic, group+"_DLQReader", "dlq")
 	var dead []*primitive.MessageExt
 	pullAll := func() []*primitive.MessageExt {
 		var out []*primitive.MessageExt

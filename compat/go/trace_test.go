@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/admin"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
@@ -35,17 +34,13 @@ func TestTraceProducerConsumer(t *testing.T) {
 		t.FailNow()
 	}
 	// the trace topic, with one queue: its reader's pulls are then answered as soon as records arrive
-	id, err := primitive.UnmarshalMsgID([]byte(res.OffsetMsgID))
-	if err != nil {
-		t.Fatalf("cannot decode OffsetMsgID %q: %v", res.OffsetMsgID, err)
-	}
 	ad, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver(ns)))
 	if err != nil {
 		t.Fatalf("NewAdmin: %v", err)
 	}
 	defer ad.Close()
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
-	err = ad.CreateTopic(ctx, admin.WithTopicCreate(traceTopic), admin.WithBrokerAddrCreate(fmt.Sprintf("%s:%d", id.Addr, id.Port)),
+	err = ad.CreateTopic(ctx, admin.WithTopicCreate(traceTopic), admin.WithBrokerAddrCreate(brokerAddrOf(t, res)),
 		admin.WithReadQueueNums(1), admin.WithWriteQueueNums(1))
 	cancel()
 	if err != nil {
@@ -84,21 +79,7 @@ func TestTraceProducerConsumer(t *testing.T) {
 
 	// read every record of the trace topic
 	queues := awaitRoute(t, traceTopic, routeTimeout)
-	pc, err := rocketmq.NewPullConsumer(
-		consumer.WithNameServer(ns),
-		consumer.WithGroupName(group+"_TraceReader"),
-		consumer.WithInstance(nextInstance("trace")),
-	)
-	if err != nil {
-		t.Fatalf("NewPullConsumer: %v", err)
-	}
-	if err := pc.Subscribe(traceTopic, consumer.MessageSelector{}); err != nil {
-		t.Fatalf("pull Subscribe(%s): %v", traceTopic, err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("pull consumer Start: %v", err)
-	}
-	defer shutdownBounded(t, "trace pull consumer", pc.Shutdown)
+	pc := startPullConsumer(t, traceTopic, group+"_TraceReader", "trace")
 	type record struct{ fields []string }
 	var (
 		mu      sync.Mutex
