@@ -23,6 +23,8 @@ export interface FuzzOptions {
   connections?: number;
   /** Where a failure's frames are written (hex). */
   artifactDir?: string;
+  /** How long past `durationMs` the watchdog waits (default OVERRUN_MS). */
+  overrunMs?: number;
 }
 
 export interface FuzzReport {
@@ -37,6 +39,10 @@ export interface FuzzReport {
   loopGaps: Array<[number, number, number]>;
   /** Busy gaps over the limit with no frame sent around them (a starved fuzzer; the loop drained a backlog). */
   unattributedStalls: number;
+  /** Wall time of each phase: the frames, waiting for the last answers, reading every queue back. */
+  phaseMs: { fuzz: number; drain: number; verify: number };
+  /** Messages read back from the check and fuzzed topics at the end. */
+  verifiedMessages: number;
   failures: string[];
 }
 
@@ -46,6 +52,14 @@ const QUIET_CODES = new Set<number>([
   ResponseCode.QUERY_NOT_FOUND,
 ]);
 const STALL_MS = 100;
+/**
+ * The whole run (start-up, frames, last answers, read-back, shut-down) ends within its duration plus this, or a
+ * watchdog kills the server, which ends every wait, and the failure names the phase that was stuck; the test's own
+ * timeout (duration + 3 min) would say nothing. Fresh-machine CI: seed 1616 ran into that timeout once, unexplained.
+ */
+const OVERRUN_MS = 120_000;
+/** Unsent bytes a connection may hold before the fuzzer waits for it to drain. */
+const MAX_UNSENT_BYTES = 1 << 20;
 /** What JS and Node error messages look like; a remark must say what is wrong in our words instead. */
 const JS_ERROR_TEXT = new RegExp([
   '\\b(TypeError|RangeError|SyntaxError|ReferenceError)\\b', 'ERR_[A-Z_]{3,}', '\\bat .+:\\d+:\\d+', 'The value of "',
@@ -98,6 +112,21 @@ class FuzzConnection {
     return this.socket.writableLength;
   }
 
+  /** Resolves once the socket drained or closed, or at `untilMs` (epoch ms). */
+  drained(untilMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, untilMs - Date.now()));
+      this.socket.once('drain', done);
+      this.socket.once('close', done);
+    });
+  }
+
   send(frame: FuzzFrame, opaque: number): void {
     if (frame.expect === 'answer') this.pending.set(opaque, { frame, sentAt: Date.now() });
     this.socket.write(frame.bytes);
@@ -118,11 +147,14 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const main = process.env.RMQ_FUZZ_MAIN;
   if (!main) ensureDist();
   const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmqts-fuzz-'));
+  const startedAt = Date.now();
+  const overrunMs = opts.overrunMs ?? OVERRUN_MS;
   const server: ChildServer = await startChildServer([
     `--storePathRootDir=${storeDir}`, '--mappedFileSizeCommitLog=67108864', '--autoCreateSubscriptionGroup=true', '--recallMessageEnable=true',
-  ], main, [`--import=${PROBE}`]);
+  ], main, [`--import=${PROBE}`], overrunMs);
   const report: FuzzReport = {
-    seed: opts.seed, frames: 0, answered: 0, closedConnections: 0, byCode: {}, checkMessagesAcked: 0, maxLoopStallMs: 0, loopGaps: [], unattributedStalls: 0, failures: [],
+    seed: opts.seed, frames: 0, answered: 0, closedConnections: 0, byCode: {}, checkMessagesAcked: 0, maxLoopStallMs: 0, loopGaps: [], unattributedStalls: 0,
+    phaseMs: { fuzz: 0, drain: 0, verify: 0 }, verifiedMessages: 0, failures: [],
   };
   const recent: Array<{ at: number; text: string }> = [];
   const fail = (why: string, frames: FuzzFrame[] = []) => {
@@ -132,6 +164,16 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const conns: FuzzConnection[] = [];
   const control = new RemotingClient(silentLogger());
   const acked: Array<{ queueId: number; queueOffset: number; body: string }> = [];
+  let phase = 'creating the topics';
+  let aborted = false;
+  const watchdog = setTimeout(() => {
+    aborted = true;
+    const waiting = conns.reduce((n, c) => n + c.pending.size, 0);
+    report.failures.unshift(`the run did not end within ${Math.round((opts.durationMs + overrunMs) / 1000)} s: stuck ${phase}, after ${report.frames} frames (${waiting} awaiting an answer); the server is killed`);
+    server.child.kill('SIGKILL');
+    for (const c of conns) c.close();
+    void control.close();
+  }, Math.max(0, startedAt + opts.durationMs + overrunMs - Date.now()));
   try {
     const ts = { brokerAddr: server.brokerAddr, namesrvAddr: server.namesrvAddr } as TestServer;
     await createTopic(ts, CHECK_TOPIC, CHECK_QUEUES);
@@ -217,7 +259,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     let lastCheck = 0;
     let opaque = 1;
     fuzzingSince = Date.now();
-    while (Date.now() < end && server.child.exitCode === null) {
+    phase = 'sending frames';
+    while (Date.now() < end && server.child.exitCode === null && !aborted) {
       const frame = gen.next(opaque++);
       const c = connFor(frame.target, report.frames);
       c.send(frame, opaque - 1);
@@ -226,7 +269,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       report.frames++;
       if (frame.expect === 'desync') c.close(); // its stream is garbage from here on; a new one replaces it
       // Pace: let answers come back; at most 16 frames in flight and ~1 MiB unsent on a connection.
-      if (report.frames % 16 === 0 || c.writableLength > 1 << 20) await new Promise((r) => setImmediate(r));
+      if (c.writableLength > MAX_UNSENT_BYTES) await c.drained(end);
+      else if (report.frames % 16 === 0) await new Promise((r) => setImmediate(r));
       while (c.alive && c.pending.size >= 16 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
       if (Date.now() - lastCheck > 500) {
         lastCheck = Date.now();
@@ -244,13 +288,18 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         for (let i = conns.length - 1; i >= 0; i--) if (!conns[i]!.alive && conns[i]!.pending.size === 0) conns.splice(i, 1);
       }
     }
+    report.phaseMs.fuzz = Date.now() - fuzzingSince;
     if (server.child.exitCode !== null || server.child.signalCode !== null) {
       fail(`the server exited (${server.child.exitCode ?? server.child.signalCode}); frames sent last:\n  ${recent.slice(-20).map((r) => r.text).join('\n  ')}`);
     } else {
       // Everything still waiting gets its answer (or its close) within its deadline.
+      phase = 'waiting for the last answers';
       const deadline = Date.now() + 30_000;
-      while (conns.some((c) => c.pending.size > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (conns.some((c) => c.pending.size > 0) && Date.now() < deadline && !aborted) await new Promise((r) => setTimeout(r, 100));
       for (const c of conns) for (const sent of c.pending.values()) fail('no answer and no close after the run', [sent.frame]);
+      report.phaseMs.drain = Date.now() - fuzzingSince - report.phaseMs.fuzz;
+      const verifyFrom = Date.now();
+      phase = 'reading the check and fuzzed queues back';
       checkStalls();
       await checkSend();
       report.checkMessagesAcked = acked.length;
@@ -261,6 +310,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         for (;;) {
           const res = await rawPull(control, server.brokerAddr, CHECK_TOPIC, q, offset);
           if (res.code !== 0) break;
+          report.verifiedMessages += res.messages.length;
           for (const m of res.messages) {
             if (m.queueOffset !== offset) fail(`hole in ${CHECK_TOPIC}:${q} at ${offset} (next entry says ${m.queueOffset})`);
             const body = want.get(m.queueOffset);
@@ -285,6 +335,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
               if (offset < res.maxOffset) fail(`${topic}:${q}: pull at ${offset} answered ${res.code} below max ${res.maxOffset}`);
               break;
             }
+            report.verifiedMessages += res.messages.length;
             for (const m of res.messages) {
               if (m.queueOffset !== offset) fail(`hole in ${topic}:${q} at ${offset}`);
               offset = m.queueOffset + 1;
@@ -292,8 +343,12 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
           }
         }
       }
+      report.phaseMs.verify = Date.now() - verifyFrom;
     }
+  } catch (e) {
+    if (!aborted) throw e; // a request the watchdog's kill cut short: the watchdog's failure says what was stuck
   } finally {
+    phase = 'shutting the server down';
     for (const c of conns) c.close();
     await control.close();
     const exited = server.child.exitCode !== null || server.child.signalCode !== null;
@@ -302,8 +357,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
       const { code, signal } = await server.exited;
       clearTimeout(timer);
-      if (code !== 0) fail(`the server did not shut down cleanly (${code ?? signal})`);
+      if (code !== 0 && !aborted) fail(`the server did not shut down cleanly (${code ?? signal})`);
     }
+    clearTimeout(watchdog);
     fs.rmSync(storeDir, { recursive: true, force: true });
   }
   if (report.failures.length > 0 && opts.artifactDir) {

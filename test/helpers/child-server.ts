@@ -36,8 +36,11 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-/** Starts `rmq start` with `--key=value` args and resolves once it prints its ready line. */
-export function startChildServer(args: string[], main = MAIN, nodeArgs: string[] = []): Promise<ChildServer> {
+/**
+ * Starts `rmq start` with `--key=value` args and resolves once it prints its ready line; a server not ready within
+ * `readyTimeoutMs` is killed and the start fails with its log's tail.
+ */
+export function startChildServer(args: string[], main = MAIN, nodeArgs: string[] = [], readyTimeoutMs = 120_000): Promise<ChildServer> {
   const extra = process.env.RMQ_CHILD_NODE_ARGS ? process.env.RMQ_CHILD_NODE_ARGS.split(' ') : [];
   // The nameserver's KV table lives in the test's store, not in ~/namesrv (its default, as Java's): a fuzz run's
   // PUT_KV_CONFIG once grew that file to 1.8 MB, which every later start on this machine read.
@@ -68,6 +71,10 @@ export function startChildServer(args: string[], main = MAIN, nodeArgs: string[]
     if (lines.length > 50_000) lines.splice(0, lines.length - 50_000);
   });
   return new Promise((resolve, reject) => {
+    const readyTimer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server not ready within ${readyTimeoutMs} ms; its log's tail:\n${tail}`));
+    }, readyTimeoutMs);
     let out = '';
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => {
@@ -75,6 +82,7 @@ export function startChildServer(args: string[], main = MAIN, nodeArgs: string[]
       const m = /rocketmq-ts ready: namesrv (\S+), broker (\S+) /.exec(out);
       if (!m) return;
       out = '';
+      clearTimeout(readyTimer);
       resolve({
         child, pid: child.pid!, namesrvAddr: m[1]!, brokerAddr: m[2]!, exited,
         logged: (text) => lines.filter((l) => String(l.msg ?? '').includes(text)),
@@ -87,8 +95,14 @@ export function startChildServer(args: string[], main = MAIN, nodeArgs: string[]
         },
       });
     });
-    child.on('error', reject);
-    void exited.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before ready:\n${tail}`)));
+    child.on('error', (err) => {
+      clearTimeout(readyTimer);
+      reject(err);
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(readyTimer);
+      reject(new Error(`server exited (${code ?? signal}) before ready:\n${tail}`));
+    });
   });
 }
 
