@@ -37,6 +37,8 @@ export interface FuzzReport {
   maxLoopStallMs: number;
   /** Event-loop gaps over 50 ms the probe saw: [gap ms, CPU ms used meanwhile], worst first. */
   loopGaps: Array<[number, number, number]>;
+  /** The slowest answers: [request code, response code, ms], slowest first (long polls and relays take seconds). */
+  slowestAnswers: Array<[number, number, number]>;
   /** Busy gaps over the limit with no frame sent around them (a starved fuzzer; the loop drained a backlog). */
   unattributedStalls: number;
   /** Wall time of each phase: the frames, waiting for the last answers, reading every queue back. */
@@ -153,7 +155,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     `--storePathRootDir=${storeDir}`, '--mappedFileSizeCommitLog=67108864', '--autoCreateSubscriptionGroup=true', '--recallMessageEnable=true',
   ], main, [`--import=${PROBE}`], overrunMs);
   const report: FuzzReport = {
-    seed: opts.seed, frames: 0, answered: 0, closedConnections: 0, byCode: {}, checkMessagesAcked: 0, maxLoopStallMs: 0, loopGaps: [], unattributedStalls: 0,
+    seed: opts.seed, frames: 0, answered: 0, closedConnections: 0, byCode: {}, checkMessagesAcked: 0, maxLoopStallMs: 0, loopGaps: [], slowestAnswers: [], unattributedStalls: 0,
     phaseMs: { fuzz: 0, drain: 0, verify: 0 }, verifiedMessages: 0, failures: [],
   };
   const recent: Array<{ at: number; text: string }> = [];
@@ -182,6 +184,13 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     const onAnswer = (sent: Sent, res: RemotingCommand) => {
       report.answered++;
       report.byCode[res.code] = (report.byCode[res.code] ?? 0) + 1;
+      const tookMs = Date.now() - sent.sentAt;
+      const slowest = report.slowestAnswers;
+      if (slowest.length < 8 || tookMs > slowest[slowest.length - 1]![2]) {
+        slowest.push([sent.frame.code, res.code, tookMs]);
+        slowest.sort((a, b) => b[2] - a[2]);
+        slowest.length = Math.min(slowest.length, 8);
+      }
       const remark = res.remark ?? '';
       if (!QUIET_CODES.has(res.code) && remark.trim() === '') fail(`code ${res.code} answered without a remark`, [sent.frame]);
       if (remark.length > 1024) fail(`remark of ${remark.length} characters`, [sent.frame]);
