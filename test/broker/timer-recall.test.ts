@@ -81,8 +81,11 @@ describe('RecallMessage', () => {
     const timer = () => server.broker.context.timerMessageService!.status();
     expect(timer().pendingRecalls).toBe(1);
 
-    await waitFor(async () => timer().markersDone === 1 && timer().recalled === 1, 15_000, 'the slot to be delivered');
-    const got = await pullAll(client, addr, 'RecallOne', 0);
+    // the marker and the four others of the slot are done in any order (a fresh-machine CI run pulled none of the
+    // four right after the marker was)
+    await waitFor(async () => timer().markersDone === 1 && timer().recalled === 1 && timer().delivered === 4, 15_000, 'the slot to be delivered');
+    let got: Awaited<ReturnType<typeof pullAll>> = [];
+    await waitFor(async () => (got = await pullAll(client, addr, 'RecallOne', 0)).length >= 4, 10_000, 'the four to be pullable');
     expect(got.map((m) => m.props.get('KEYS')).sort()).toEqual(['k0', 'k1', 'k3', 'k4']);
     for (const m of got) expect(m.record.storeTimestamp).toBeGreaterThanOrEqual(dueMs);
     expect(timer().delivered).toBe(4);
@@ -107,7 +110,8 @@ describe('RecallMessage', () => {
     // read in the background; nothing is delivered before
     await waitFor(async () => timer().pendingRecalls === 2, 10_000, 'the markers to be read again');
     await waitFor(async () => timer().markersDone === 2 && timer().delivered === 1, 20_000, 'the slot to be delivered');
-    const got = await pullAll(client, addr, 'RecallRestart', 0);
+    let got: Awaited<ReturnType<typeof pullAll>> = [];
+    await waitFor(async () => (got = await pullAll(client, addr, 'RecallRestart', 0)).length >= 1, 10_000, 'the one left to be pullable');
     expect(got.map((m) => m.props.get('KEYS'))).toEqual(['k2']);
     expect(timer().recalled).toBe(2);
   });
