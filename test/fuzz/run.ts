@@ -360,20 +360,12 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     phase = 'shutting the server down';
     for (const c of conns) c.close();
     await control.close();
-    const exited = server.child.exitCode !== null || server.child.signalCode !== null;
-    if (!exited) {
-      server.child.kill('SIGTERM');
-      const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
-      // a process stuck in the kernel (disk) dies only once that returns: bounded too
-      let giveUpTimer: ReturnType<typeof setTimeout> | undefined;
-      const giveUp = new Promise<undefined>((r) => {
-        giveUpTimer = setTimeout(() => r(undefined), 45_000);
-      });
-      const ended = await Promise.race([server.exited, giveUp]);
-      clearTimeout(timer);
-      clearTimeout(giveUpTimer);
-      if (!ended) fail(`the server (pid ${server.pid}) had not exited 15 s after SIGKILL`);
-      else if (ended.code !== 0 && !aborted) fail(`the server did not shut down cleanly (${ended.code ?? ended.signal})`);
+    const wasRunning = server.child.exitCode === null && server.child.signalCode === null;
+    try {
+      const ended = await server.stop({ killAfterMs: 30_000, giveUpAfterMs: 15_000 });
+      if (wasRunning && ended.code !== 0 && !aborted) fail(`the server did not shut down cleanly (${ended.code ?? ended.signal})`);
+    } catch (e) {
+      fail((e as Error).message); // still there 15 s after SIGKILL
     }
     clearTimeout(watchdog);
     fs.rmSync(storeDir, { recursive: true, force: true });

@@ -29,11 +29,45 @@ export interface ChildServer {
   pid: number;
   namesrvAddr: string;
   brokerAddr: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<ExitStatus>;
   /** Log lines (JSON, from stderr) whose msg contains `text`. */
   logged(text: string): Array<Record<string, unknown>>;
-  /** SIGTERM, then SIGKILL if it has not exited after 20 s. */
-  stop(): Promise<void>;
+  /**
+   * SIGTERM, then SIGKILL if it has not exited after `killAfterMs`; answers how it exited. A process still there
+   * `giveUpAfterMs` after the SIGKILL (stuck in the kernel, e.g. on a disk) fails the call with its pid instead of
+   * being waited for without end.
+   */
+  stop(opts?: StopOptions): Promise<ExitStatus>;
+}
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StopOptions {
+  killAfterMs?: number;
+  giveUpAfterMs?: number;
+}
+
+/** Ends `child` (SIGTERM, SIGKILL after `killAfterMs`) and waits for its exit at most `giveUpAfterMs` past the SIGKILL. */
+export async function stopChild(child: ChildProcess, exited: Promise<ExitStatus>, opts: StopOptions = {}): Promise<ExitStatus> {
+  const { killAfterMs = 20_000, giveUpAfterMs = 15_000 } = opts;
+  if (child.exitCode !== null || child.signalCode !== null) return exited;
+  child.kill('SIGTERM');
+  const killTimer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  let giveUpTimer: ReturnType<typeof setTimeout> | undefined;
+  const giveUp = new Promise<undefined>((resolve) => {
+    giveUpTimer = setTimeout(() => resolve(undefined), killAfterMs + giveUpAfterMs);
+  });
+  try {
+    const status = await Promise.race([exited, giveUp]);
+    if (!status) throw new Error(`the server (pid ${child.pid}) had not exited ${giveUpAfterMs / 1000} s after SIGKILL`);
+    return status;
+  } finally {
+    clearTimeout(killTimer);
+    clearTimeout(giveUpTimer);
+  }
 }
 
 /**
@@ -50,7 +84,7 @@ export function startChildServer(args: string[], main = MAIN, nodeArgs: string[]
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RMQ_LOG_LEVEL: process.env.RMQ_CHILD_LOG_LEVEL ?? 'info' },
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  const exited = new Promise<ExitStatus>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
   const lines: Array<Record<string, unknown>> = [];
@@ -86,13 +120,7 @@ export function startChildServer(args: string[], main = MAIN, nodeArgs: string[]
       resolve({
         child, pid: child.pid!, namesrvAddr: m[1]!, brokerAddr: m[2]!, exited,
         logged: (text) => lines.filter((l) => String(l.msg ?? '').includes(text)),
-        async stop() {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-          await exited;
-          clearTimeout(timer);
-        },
+        stop: (opts) => stopChild(child, exited, opts),
       });
     });
     child.on('error', (err) => {
