@@ -171,6 +171,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     topicConfigManager,
     brokerName: () => config.brokerName,
     logger: log.child({ component: 'transaction-check' }),
+    onDiscarded: (topic, bornTimestampMs) => stats.metrics?.transactionFinished(topic, 'discard', bornTimestampMs),
   });
   slaveSync = new SlaveSynchronize({
     config, client, logger: log.child({ component: 'slave-sync' }), topics: topicConfigManager, offsets: consumerOffsetManager,

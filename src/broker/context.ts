@@ -60,6 +60,15 @@ export interface BrokerMetricsSink {
   /** A stored send: the producer's properties string decides message_type. */
   messagesStored(topic: string, properties: string, count: number, wroteBytes: number): void;
   messagesPulled(topic: string, group: string, count: number, bytes: number): void;
+  /** A consumer's send-back that goes to the group's dead-letter queue (originTopic: the message's own topic). */
+  deadLettered(originTopic: string, group: string): void;
+  /** A half (prepared) message stored for `topic` (its real topic). */
+  halfMessageStored(topic: string): void;
+  /**
+   * A half message of `topic` that left the check: committed or rolled back by an END_TRANSACTION, or discarded
+   * (checked too often, moved to TRANS_CHECK_MAX_TIME_TOPIC). `bornTimestampMs` is the half message's.
+   */
+  transactionFinished(topic: string, outcome: 'commit' | 'rollback' | 'discard', bornTimestampMs: number): void;
 }
 
 /** What admin requests see of replication (Java HARuntimeInfo). */

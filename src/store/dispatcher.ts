@@ -57,8 +57,13 @@ export class Dispatcher {
     this.listeners.push(listener);
   }
 
+  /** End of the last record handed to the queues (the store sets it to the log's end after recovery). */
+  dispatchedEndOffset = 0;
+
   /** Records just written by the commit log, in log order. */
   dispatchWritten(entries: WrittenRecord[]): void {
+    const last = entries[entries.length - 1];
+    if (last) this.dispatchedEndOffset = Math.max(this.dispatchedEndOffset, last.commitLogOffset + last.sizeBytes);
     for (const e of entries) {
       // Java order: consume queue, index, then wake long polls.
       if (!e.queued) {

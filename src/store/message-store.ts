@@ -216,6 +216,7 @@ export class DefaultMessageStore implements MessageStore {
     this.indexService?.afterRecovery(logEnd);
     this.deleteExpiredIndexFiles();
     this.cqStore.truncateBeyondSync(logEnd);
+    this.dispatcher.dispatchedEndOffset = logEnd;
     for (const cq of this.cqStore.all()) cq.nextQueueOffset = cq.maxOffset;
     await this.cleaner.correctConsumeQueueMins();
     this.recoveryStats = {
@@ -478,6 +479,23 @@ export class DefaultMessageStore implements MessageStore {
       else hi = mid;
     }
     return lo;
+  }
+
+  /** Store time of the oldest record in the commit log, -1 when it is empty (DefaultMessageStore.getEarliestMessageTime). */
+  getCommitLogEarliestTime(): Promise<number> {
+    const min = this.commitLog.minOffset;
+    if (this.commitLog.writtenOffset <= min) return Promise.resolve(-1);
+    return this.getStoreTimestampAt(min);
+  }
+
+  /** Bytes written to the commit log and not yet flushed (Java flushBehindBytes). */
+  flushBehindBytes(): number {
+    return this.commitLog.unflushedBytes;
+  }
+
+  /** Bytes written to the commit log whose records are not yet in the consume queues (Java dispatchBehindBytes). */
+  dispatchBehindBytes(): number {
+    return Math.max(0, this.commitLog.writtenOffset - this.dispatcher.dispatchedEndOffset);
   }
 
   getEarliestMessageTime(topic: string, queueId: number): Promise<number> {

@@ -182,6 +182,12 @@ export interface MessageStore {
   getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number): Promise<number>;
   /** Store time of the earliest message in the queue, or -1. */
   getEarliestMessageTime(topic: string, queueId: number): Promise<number>;
+  /** Store time of the oldest record in the commit log, -1 when it is empty. */
+  getCommitLogEarliestTime(): Promise<number>;
+  /** Bytes written to the commit log and not yet flushed. */
+  flushBehindBytes(): number;
+  /** Bytes written to the commit log whose records are not yet in the consume queues. */
+  dispatchBehindBytes(): number;
   /** Store time of the message at the given queue offset, or -1. */
   getMessageStoreTimestamp(topic: string, queueId: number, queueOffset: number): Promise<number>;
   /** The whole stored record at a commit-log offset, or null. */

@@ -113,6 +113,10 @@ export class FakeStore {
   async lookMessageByOffset(offset: number): Promise<Buffer | null> {
     return this.records.get(offset) ?? null;
   }
+  earliestTime = -1;
+  async getCommitLogEarliestTime(): Promise<number> {
+    return this.earliestTime;
+  }
 }
 
 export interface TestContext {

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { Message } from 'ali-ons';
+import { Consumer, Message } from 'ali-ons';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onsConsumer, onsProducer } from '../helpers/ali-ons.js';
+import { runScript, tail } from '../helpers/compat.js';
 import { type TestServer, createTopic, startTestServer, waitFor } from '../helpers/server.js';
 
 /**
@@ -34,7 +35,8 @@ describe('Prometheus metrics', () => {
     samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
 
   beforeAll(async () => {
-    server = await startTestServer({ metricsExporterType: 'PROM', metricsPromExporterHost: '127.0.0.1', metricsPromExporterPort: 0 });
+    // transactionCheckInterval as compat/go's transaction scenario needs (checks every 2 s)
+    server = await startTestServer({ metricsExporterType: 'PROM', metricsPromExporterHost: '127.0.0.1', metricsPromExporterPort: 0, transactionCheckInterval: 2000 });
     url = `http://127.0.0.1:${server.broker.metricsPort()}/metrics`;
     await createTopic(server, 'MetricsTopicA', 4);
     await createTopic(server, 'MetricsTopicB', 2);
@@ -109,6 +111,52 @@ describe('Prometheus metrics', () => {
       await consumer.close();
     }
     expect(consumed).toBe(sentA);
+  });
+
+  it('counts dead letters of a stock consumer and the Go client\'s transactions as the official 5.3.3 broker does', { timeout: 5 * 60_000 }, async () => {
+    const common = { cluster: 'DefaultCluster', node_type: 'broker', node_id: 'broker-a', otel_scope_name: 'broker-meter' };
+    const store = { ...common, storage_type: 'local', storage_medium: 'disk' };
+    // Dead letters: an ali-ons consumer allowing no retry gives every failed message back with maxReconsumeTimes 0,
+    // so each goes straight to %DLQ%<group>; the counter carries the message's topic and the group.
+    const DEAD = 4;
+    await createTopic(server, 'MetricsDlqTopic', 2);
+    const producer = onsProducer(server.namesrvAddr, 'MetricsDlqP');
+    const consumer: Consumer = onsConsumer(server.namesrvAddr, 'MetricsDlqGroup', { maxReconsumeTimes: 0 });
+    try {
+      await producer.ready();
+      for (let i = 0; i < DEAD; i++) expect((await producer.send(new Message('MetricsDlqTopic', 'T', `dead ${i}`))).sendStatus).toBe('SEND_OK');
+      consumer.subscribe('MetricsDlqTopic', '*', async () => Consumer.ACTION_RETRY);
+      await consumer.ready();
+      await waitFor(async () => sum(await scrape(), 'rocketmq_send_to_dlq_messages_total', {}) >= DEAD, 60_000, `${DEAD} dead letters counted`);
+    } finally {
+      await consumer.close();
+      await producer.close();
+    }
+    let s = await scrape();
+    expect(sum(s, 'rocketmq_send_to_dlq_messages_total', { ...common, consumer_group: 'MetricsDlqGroup', topic: 'MetricsDlqTopic', is_system: 'false' })).toBe(DEAD);
+    expect(sum(s, 'rocketmq_send_to_dlq_messages_total', {})).toBe(DEAD);
+    // the store series (the official names and labels; a log with messages has an age)
+    expect(s.filter((x) => x.name === 'rocketmq_storage_flush_behind_bytes' && Object.entries(store).every(([k, v]) => x.labels[k] === v))).toHaveLength(1);
+    expect(s.filter((x) => x.name === 'rocketmq_storage_dispatch_behind_bytes' && x.labels.storage_medium === 'disk')).toHaveLength(1);
+    expect(sum(s, 'rocketmq_storage_message_reserve_time_milliseconds', store)).toBeGreaterThan(0);
+
+    // Transactions: compat/go's scenario ends 11 with keys commit0-2 and rollback0-2 at once, ucommit0-1 / urollback0-1
+    // at the broker's check and again0 at its second check: 6 commits (3 of them checked back, so born more than
+    // transactionTimeOut = 6 s before they finished) and 5 rollbacks; no half message is left.
+    const runId = `metrics${process.pid}`;
+    const res = await runScript('compat/go/run.sh', [server.namesrvAddr, '-run', '^TestTransactionCommitRollbackAndCheck$'], 4 * 60_000, { RUN_ID: runId });
+    expect(res.code, tail(res.output, 60)).toBe(0);
+    expect(res.output).toMatch(/--- PASS: TestTransactionCommitRollbackAndCheck/);
+    const topic = `GoCompat_Tx_${runId}`;
+    s = await scrape();
+    expect(sum(s, 'rocketmq_commit_messages_total', { ...common, topic })).toBe(6);
+    expect(sum(s, 'rocketmq_rollback_messages_total', { ...common, topic })).toBe(5);
+    expect(sum(s, 'rocketmq_finish_message_latency_milliseconds_count', { ...common, topic })).toBe(6);
+    // seconds, in the official broker's buckets (5 s, 1 min, ...): the three answered at once, the three checked later
+    expect(sum(s, 'rocketmq_finish_message_latency_milliseconds_bucket', { topic, le: '5' })).toBe(3);
+    expect(sum(s, 'rocketmq_finish_message_latency_milliseconds_bucket', { topic, le: '60' })).toBe(6);
+    const half = s.filter((x) => x.name === 'rocketmq_half_messages' && x.labels.topic === topic);
+    expect(half.map((x) => x.value)).toEqual([0]);
   });
 
   it('refuses to start on a metrics port in use, naming the key', () => {

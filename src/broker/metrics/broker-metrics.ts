@@ -1,7 +1,8 @@
 // Prometheus metrics with the official 5.x broker's names and labels (Java broker/metrics/BrokerMetricsManager,
 // BrokerMetricsConstant, remoting/metrics/RemotingMetricsManager), so dashboards built for it work unchanged:
 // messages and bytes in/out, message size, RPC latency per request/response code, consumer lag, connections,
-// topic / group counts, broker permission. Exposed by metrics-server.ts when metricsExporterType=PROM.
+// topic / group counts, broker permission, dead letters, transactions (commits, rollbacks, finish latency, half
+// messages) and the store's flush / dispatch lag and message reserve time. Exposed by metrics-server.ts when metricsExporterType=PROM.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Counter, Histogram, Registry } from 'prom-client';
@@ -11,6 +12,12 @@ import type { BrokerContext, BrokerMetricsSink } from '../context.js';
 
 /** Java BrokerMetricsManager.registerMetricsView: message size buckets 1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB. */
 const MESSAGE_SIZE_BUCKETS = [1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
+/**
+ * Java BrokerMetricsManager commitLatencyBuckets: 5 s, 1 min, 10 min, 1 h, 12 h, 24 h. The official broker records
+ * the finish latency in seconds into this histogram, whose unit says ms (and so does its exported name); kept as is,
+ * so the same dashboards read both.
+ */
+const FINISH_LATENCY_BUCKETS_S = [5, 60, 600, 3600, 43200, 86400];
 /** Java RemotingMetricsManager: RPC latency buckets in ms (as the official 5.3.3 broker exposes them). */
 const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000, 2000, 3000];
 
@@ -55,6 +62,12 @@ export class BrokerMetrics implements BrokerMetricsSink {
   private readonly throughputOut: Counter;
   private readonly messageSize: Histogram;
   private readonly rpcLatency: Histogram;
+  private readonly sendToDlq: Counter;
+  private readonly commits: Counter;
+  private readonly rollbacks: Counter;
+  private readonly finishLatency: Histogram;
+  /** Half messages not yet committed, rolled back or discarded, per real topic, counted since this start. */
+  private readonly halfCounts = new Map<string, number>();
 
   constructor(private readonly ctx: BrokerContext) {
     const { Counter, Gauge, Histogram, Registry } = promClient();
@@ -77,6 +90,31 @@ export class BrokerMetrics implements BrokerMetricsSink {
       buckets: RPC_LATENCY_BUCKETS_MS,
       registers: [r],
     });
+    this.sendToDlq = new Counter({ name: 'rocketmq_send_to_dlq_messages_total', help: 'Consumer send to DLQ messages', labelNames: labels('consumer_group', 'topic', 'is_system'), registers: [r] });
+    this.commits = new Counter({ name: 'rocketmq_commit_messages_total', help: 'Total number of commit messages', labelNames: labels('topic'), registers: [r] });
+    this.rollbacks = new Counter({ name: 'rocketmq_rollback_messages_total', help: 'Total number of rollback messages', labelNames: labels('topic'), registers: [r] });
+    this.finishLatency = new Histogram({
+      name: 'rocketmq_finish_message_latency_milliseconds', help: 'Transaction finish latency', labelNames: labels('topic'), buckets: FINISH_LATENCY_BUCKETS_S, registers: [r],
+    });
+    const halfCounts = this.halfCounts;
+    new Gauge({ name: 'rocketmq_half_messages', help: 'Half messages of all topics', labelNames: labels('topic'), registers: [r], collect() {
+      this.reset();
+      for (const [topic, n] of halfCounts) this.set({ topic }, n);
+    } });
+    // Java DefaultStoreMetricsManager: bytes written but not yet flushed / not yet in the consume queues, and the
+    // age of the oldest message in the commit log.
+    const storeLabels = { storage_type: 'local', storage_medium: 'disk' };
+    new Gauge({ name: 'rocketmq_storage_flush_behind_bytes', help: 'Broker flush behind bytes', labelNames: labels('storage_type', 'storage_medium'), registers: [r], collect() {
+      this.set(storeLabels, ctx.store.flushBehindBytes());
+    } });
+    new Gauge({ name: 'rocketmq_storage_dispatch_behind_bytes', help: 'Broker dispatch behind bytes', labelNames: labels('storage_type', 'storage_medium'), registers: [r], collect() {
+      this.set(storeLabels, ctx.store.dispatchBehindBytes());
+    } });
+    new Gauge({ name: 'rocketmq_storage_message_reserve_time_milliseconds', help: 'Broker message reserve time', labelNames: labels('storage_type', 'storage_medium'), registers: [r], async collect() {
+      this.reset();
+      const earliest = await ctx.store.getCommitLogEarliestTime().catch(() => -1);
+      if (earliest > 0) this.set(storeLabels, Date.now() - earliest); // Java records nothing for an empty log
+    } });
     new Gauge({ name: 'rocketmq_broker_permission', help: 'Broker permission', labelNames: [...COMMON], registers: [r], collect() {
       this.set(cfg.brokerPermission);
     } });
@@ -132,6 +170,26 @@ export class BrokerMetrics implements BrokerMetricsSink {
     const labels = { topic, consumer_group: group, is_system: String(system) };
     this.messagesOut.inc(labels, count);
     this.throughputOut.inc(labels, bytes);
+  }
+
+  deadLettered(originTopic: string, group: string): void {
+    const system = isSystemTopic(this.ctx, originTopic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+    this.sendToDlq.inc({ consumer_group: group, topic: originTopic, is_system: String(system) });
+  }
+
+  halfMessageStored(topic: string): void {
+    this.halfCounts.set(topic, (this.halfCounts.get(topic) ?? 0) + 1);
+  }
+
+  transactionFinished(topic: string, outcome: 'commit' | 'rollback' | 'discard', bornTimestampMs: number): void {
+    // Counted since this start: an END for a half message stored before it finds no count to lower.
+    this.halfCounts.set(topic, Math.max(0, (this.halfCounts.get(topic) ?? 0) - 1));
+    if (outcome === 'commit') {
+      this.commits.inc({ topic });
+      this.finishLatency.observe({ topic }, Math.floor((Date.now() - bornTimestampMs) / 1000));
+    } else if (outcome === 'rollback') {
+      this.rollbacks.inc({ topic });
+    }
   }
 
   rpc(requestCode: number, responseCode: number | undefined, latencyMs: number, oneway: boolean, longPolling: boolean): void {

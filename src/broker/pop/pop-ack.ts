@@ -214,6 +214,7 @@ export async function forwardToDeadLetter(
   if (stored === undefined) return refusal(ResponseCode.SYSTEM_ERROR, 'java.lang.IllegalArgumentException: getRetry fail, format is wrong');
   const sent = await sendMessageBack(core.ctx, {
     offset: handle.commitLogOffset, group: req.consumerGroup, delayLevel: -1, maxReconsumeTimes: 0, requestVersion: SERVER_VERSION,
+    originTopic: req.topic,
   });
   if (sent) return sent;
   return ackPopped(core, {

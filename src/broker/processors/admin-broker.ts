@@ -124,26 +124,6 @@ interface AdminBrokerState {
   configVersion: DataVersion;
 }
 
-/** Java MessageDecoder: STORETIMESTAMP follows BORNHOST, whose size depends on SYSFLAG bit 0x10. */
-function storeTimestampOf(record: Buffer): number {
-  if (record.length < 64) return -1;
-  const sysFlag = record.readInt32BE(36);
-  const pos = 48 + ((sysFlag & 0x10) !== 0 ? 20 : 8);
-  if (record.length < pos + 8) return -1;
-  return Number(record.readBigInt64BE(pos));
-}
-
-async function earliestMessageTime(ctx: BrokerContext): Promise<number> {
-  const min = ctx.store.getMinPhyOffset();
-  if (ctx.store.getMaxPhyOffset() <= min) return -1;
-  try {
-    const rec = await ctx.store.lookMessageByOffset(min);
-    return rec ? storeTimestampOf(rec) : -1;
-  } catch {
-    return -1;
-  }
-}
-
 function commitLogDir(ctx: BrokerContext): string {
   return ctx.config.storePathCommitLog || path.join(ctx.config.storePathRootDir, 'commitlog');
 }
@@ -163,7 +143,7 @@ export async function buildRuntimeInfo(ctx: BrokerContext, stats: RuntimeStats):
     diskUsage(clDir),
     diskUsage(cqDir),
     diskUsage(config.storePathRootDir),
-    earliestMessageTime(ctx),
+    ctx.store.getCommitLogEarliestTime().catch(() => -1),
   ]);
   const putTotal = ctx.stats.msgPutTotal;
   const getTotal = ctx.stats.msgGetTotal;

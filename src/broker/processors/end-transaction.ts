@@ -98,6 +98,8 @@ async function endTransaction(ctx: BrokerContext, req: RemotingCommand, rc: Requ
       ctx.stats.msgPutTotal += result.messageCount;
     }
     await tx.deletePrepareMessage(prepared);
+    const realTopic = getProperty(prepared.propertiesString, MessageConst.REAL_TOPIC) ?? prepared.topic;
+    ctx.stats.metrics?.transactionFinished(realTopic, type === TransactionType.COMMIT ? 'commit' : 'rollback', prepared.bornTimestamp);
     return createResponse(ResponseCode.SUCCESS);
   } finally {
     tx.endDone(key);

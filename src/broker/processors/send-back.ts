@@ -19,6 +19,7 @@ export function sendBackProcessors(ctx: BrokerContext): ProcessorTable {
         delayLevel: h.optInt('delayLevel', 0) ?? 0,
         maxReconsumeTimes: h.optInt('maxReconsumeTimes'),
         requestVersion: req.version,
+        originTopic: h.optStr('originTopic'),
       });
       return refused ? createResponse(refused.code, refused.remark) : createResponse(ResponseCode.SUCCESS);
     }],

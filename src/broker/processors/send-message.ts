@@ -90,6 +90,7 @@ function encodeStored(ctx: BrokerContext, stored: Stored, properties: string): R
     ctx.stats.msgPutTotal += result.messageCount;
     ctx.stats.items.countPut(ctx.config.brokerClusterName, stored.storedTopic, result.messageCount, result.wroteBytes);
     ctx.stats.metrics?.messagesStored(stored.storedTopic, properties, result.messageCount, result.wroteBytes);
+    if (stored.transactionId !== undefined) ctx.stats.metrics?.halfMessageStored(stored.storedTopic);
     res.extFields = {
       msgId: offsetMessageIds(stored.storeHost, result.commitLogOffsets),
       queueId: String(stored.queueId),

@@ -21,6 +21,8 @@ export interface SendBackRequest {
   /** The client's retry limit (header maxReconsumeTimes), used when requestVersion ≥ V3_4_9. */
   maxReconsumeTimes?: number;
   requestVersion: number;
+  /** The caller's name for the message's topic (header originTopic), for the dead-letter metric. */
+  originTopic?: string;
 }
 
 /** Stores the message again on the retry or dead-letter topic; undefined when that worked. */
@@ -51,6 +53,7 @@ export async function sendMessageBack(ctx: BrokerContext, req: SendBackRequest):
   const storeHost = parseHostAddress(ctx.brokerAddr());
   const origOffsetMsgId = createOffsetMessageId(orig.storeHost, orig.commitLogOffset);
   if (orig.reconsumeTimes >= max || delayLevel < 0) {
+    ctx.stats.metrics?.deadLettered(req.originTopic ?? props.get(MessageConst.RETRY_TOPIC) ?? orig.topic, group);
     topic = ensureDlqTopic(ctx, group).topicName;
     queueId = 0;
     props.delete(MessageConst.DELAY_TIME_LEVEL);

@@ -33,6 +33,8 @@ export interface CheckServiceDeps {
   topicConfigManager: TopicConfigManager;
   brokerName(): string;
   logger: Logger;
+  /** A half message moved to TRANS_CHECK_MAX_TIME_TOPIC (its real topic and born time), for the metrics. */
+  onDiscarded?(realTopic: string, bornTimestampMs: number): void;
 }
 
 export interface CheckPassStats {
@@ -278,6 +280,8 @@ export class TransactionCheckService {
     const res = await this.deps.tx.store.putMessage({ ...renewHalfMessage(half, props), topic: CHECK_MAX_TIME_TOPIC, queueId: 0 });
     if (res.status !== 'PUT_OK' && res.status !== 'FLUSH_DISK_TIMEOUT') {
       this.logger.error({ status: res.status }, `putting a discarded half message to ${CHECK_MAX_TIME_TOPIC} failed`);
+    } else {
+      this.deps.onDiscarded?.(props.get(MessageConst.REAL_TOPIC) ?? half.topic, half.bornTimestamp);
     }
   }
 
