@@ -60,6 +60,8 @@ export interface BrokerMetricsSink {
   /** A stored send: the producer's properties string decides message_type. */
   messagesStored(topic: string, properties: string, count: number, wroteBytes: number): void;
   messagesPulled(topic: string, group: string, count: number, bytes: number): void;
+  /** Messages a POP handed out; `topic` is the requested one, `retry` whether they came from its retry topic. */
+  messagesPopped(topic: string, group: string, retry: boolean, count: number, bytes: number): void;
   /** A consumer's send-back that goes to the group's dead-letter queue (originTopic: the message's own topic). */
   deadLettered(originTopic: string, group: string): void;
   /** A half (prepared) message stored for `topic` (its real topic). */

@@ -92,7 +92,7 @@ export function sendMessageRpc(s: GrpcServices, tx: TransactionIndex): UnaryHand
     const outcome = await sendMessage(s.ctx, { header, body: head.body, batch, requestVersion: 0, peer: cc.peer });
     if (isRefusal(outcome)) return { status: refusalStatus(outcome) };
     const uniqKeys = built.map((b) => b.uniqKey).join(',');
-    const entry = resultEntry(s, outcome, uniqKeys);
+    const entry = resultEntry(s, outcome, uniqKeys, header.properties);
     if (entry.status.code === 'OK' && outcome.transactionId) {
       tx.remember(topic, outcome.transactionId, outcome.result.commitLogOffset, outcome.result.queueOffset);
     }
@@ -100,7 +100,7 @@ export function sendMessageRpc(s: GrpcServices, tx: TransactionIndex): UnaryHand
   };
 }
 
-function resultEntry(s: GrpcServices, stored: Stored, uniqKeys: string): { status: Status } & Msg {
+function resultEntry(s: GrpcServices, stored: Stored, uniqKeys: string, properties: string): { status: Status } & Msg {
   const { result } = stored;
   const slow = SLOW_PUT[result.status];
   if (slow) return { status: status(slow, `send message failed, sendStatus=${result.status}`) };
@@ -108,6 +108,9 @@ function resultEntry(s: GrpcServices, stored: Stored, uniqKeys: string): { statu
   if (res.code !== ResponseCode.SUCCESS) return { status: refusalStatus({ code: res.code, remark: res.remark ?? result.status }) };
   s.ctx.stats.msgPutTotal += result.messageCount;
   s.ctx.stats.items.countPut(s.ctx.config.brokerClusterName, stored.storedTopic, result.messageCount, result.wroteBytes);
+  // counted as the official broker counts the proxy's SEND_MESSAGE
+  s.ctx.stats.metrics?.messagesStored(stored.storedTopic, properties, result.messageCount, result.wroteBytes);
+  if (stored.transactionId !== undefined) s.ctx.stats.metrics?.halfMessageStored(stored.storedTopic);
   // Observed on 5.3.3: transaction_id is the message id on every SEND_OK, not only for transactional sends.
   return {
     status: status('OK', 'OK'),

@@ -4,6 +4,7 @@ import { Consumer, Message } from 'ali-ons';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onsConsumer, onsProducer } from '../helpers/ali-ons.js';
 import { runScript, tail } from '../helpers/compat.js';
+import { createTypedTopic, grpcEndpoint, quietLogger, rmq } from '../grpc/helpers.js';
 import { type TestServer, createTopic, startTestServer, waitFor } from '../helpers/server.js';
 
 /**
@@ -157,6 +158,38 @@ describe('Prometheus metrics', () => {
     expect(sum(s, 'rocketmq_finish_message_latency_milliseconds_bucket', { topic, le: '60' })).toBe(6);
     const half = s.filter((x) => x.name === 'rocketmq_half_messages' && x.labels.topic === topic);
     expect(half.map((x) => x.value)).toEqual([0]);
+  });
+
+  it('counts what the 5.x gRPC client sent and what its SimpleConsumer popped', { timeout: 120_000 }, async () => {
+    const topic = 'MetricsGrpcTopic';
+    const N = 6;
+    await createTypedTopic(server, topic, 'NORMAL', 2);
+    const producer = new rmq.Producer({ endpoints: grpcEndpoint(server), namespace: '', logger: quietLogger });
+    const consumer = new rmq.SimpleConsumer({
+      endpoints: grpcEndpoint(server), namespace: '', consumerGroup: 'MetricsGrpcGroup', subscriptions: new Map([[topic, '*']]),
+      awaitDuration: 3000, logger: quietLogger,
+    });
+    let got = 0;
+    try {
+      await producer.startup();
+      for (let i = 0; i < N; i++) await producer.send({ topic, tag: 'T', body: Buffer.from(`grpc ${i}`) });
+      await consumer.startup();
+      await waitFor(async () => {
+        for (const mv of await consumer.receive(16, 10_000)) {
+          got++;
+          await consumer.ack(mv);
+        }
+        return got >= N;
+      }, 60_000, `${N} messages received`);
+    } finally {
+      await consumer.shutdown().catch(() => undefined);
+      await producer.shutdown().catch(() => undefined);
+    }
+    expect(got).toBe(N);
+    const s = await scrape();
+    expect(sum(s, 'rocketmq_messages_in_total', { topic, message_type: 'normal', is_system: 'false' })).toBe(N);
+    expect(sum(s, 'rocketmq_messages_out_total', { topic, consumer_group: 'MetricsGrpcGroup', is_system: 'false', is_retry: 'false' })).toBe(N);
+    expect(sum(s, 'rocketmq_throughput_out_total', { topic, consumer_group: 'MetricsGrpcGroup', is_retry: 'false' })).toBeGreaterThan(0);
   });
 
   it('refuses to start on a metrics port in use, naming the key', () => {

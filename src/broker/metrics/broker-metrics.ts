@@ -78,9 +78,10 @@ export class BrokerMetrics implements BrokerMetricsSink {
     r.setDefaultLabels({ otel_scope_name: 'broker-meter', cluster: cfg.brokerClusterName, node_type: 'broker', node_id: cfg.brokerName });
     const labels = (...names: string[]) => [...COMMON, ...names];
     this.messagesIn = new Counter({ name: 'rocketmq_messages_in_total', help: 'Total number of incoming messages', labelNames: labels('topic', 'message_type', 'is_system'), registers: [r] });
-    this.messagesOut = new Counter({ name: 'rocketmq_messages_out_total', help: 'Total number of outgoing messages', labelNames: labels('topic', 'consumer_group', 'is_system'), registers: [r] });
+    // is_retry only on POP's samples (Java PopMessageProcessor adds it; pulls do not)
+    this.messagesOut = new Counter({ name: 'rocketmq_messages_out_total', help: 'Total number of outgoing messages', labelNames: labels('topic', 'consumer_group', 'is_system', 'is_retry'), registers: [r] });
     this.throughputIn = new Counter({ name: 'rocketmq_throughput_in_total', help: 'Total traffic of incoming messages', labelNames: labels('topic', 'message_type', 'is_system'), registers: [r] });
-    this.throughputOut = new Counter({ name: 'rocketmq_throughput_out_total', help: 'Total traffic of outgoing messages', labelNames: labels('topic', 'consumer_group', 'is_system'), registers: [r] });
+    this.throughputOut = new Counter({ name: 'rocketmq_throughput_out_total', help: 'Total traffic of outgoing messages', labelNames: labels('topic', 'consumer_group', 'is_system', 'is_retry'), registers: [r] });
     this.messageSize = new Histogram({ name: 'rocketmq_message_size', help: 'Incoming messages size', labelNames: labels('topic', 'message_type', 'is_system'), buckets: MESSAGE_SIZE_BUCKETS, registers: [r] });
     this.rpcLatency = new Histogram({
       // OpenTelemetry's Prometheus exporter appends the unit: the official broker exposes this name
@@ -168,6 +169,15 @@ export class BrokerMetrics implements BrokerMetricsSink {
     if (isRetryOrDlq(topic) || count <= 0) return;
     const system = isSystemTopic(this.ctx, topic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
     const labels = { topic, consumer_group: group, is_system: String(system) };
+    this.messagesOut.inc(labels, count);
+    this.throughputOut.inc(labels, bytes);
+  }
+
+  /** PopMessageProcessor: every popped message counts (retry ones too, under the requested topic). */
+  messagesPopped(topic: string, group: string, retry: boolean, count: number, bytes: number): void {
+    if (count <= 0) return;
+    const system = isSystemTopic(this.ctx, topic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+    const labels = { topic, consumer_group: group, is_system: String(system), is_retry: String(retry) };
     this.messagesOut.inc(labels, count);
     this.throughputOut.inc(labels, bytes);
   }

@@ -142,6 +142,7 @@ export async function popFromQueue(core: PopCore, s: PopSession, topic: string, 
     }
     ctx.stats.msgGetTotal += result.records.length;
     ctx.stats.items.countGet(ctx.config.brokerClusterName, topic, s.group, result.records.length, bytes);
+    ctx.stats.metrics?.messagesPopped(s.topic, s.group, isRetry, result.records.length, bytes);
   } finally {
     core.locks.unlock(key);
   }
