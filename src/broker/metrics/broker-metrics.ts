@@ -48,6 +48,10 @@ function isSystemTopic(ctx: BrokerContext, topic: string): boolean {
   return topic.startsWith('rmq_sys_') || topic === 'TBW102' || topic === 'SCHEDULE_TOPIC_XXXX' || topic === 'RMQ_SYS_TRANS_HALF_TOPIC'
     || topic === 'RMQ_SYS_TRACE_TOPIC' || topic === ctx.config.brokerClusterName || topic === ctx.config.brokerName;
 }
+/** Java BrokerMetricsManager.isSystem: a system topic or a system group (MixAll.isSysConsumerGroup). */
+function isSystem(ctx: BrokerContext, topic: string, group: string): boolean {
+  return isSystemTopic(ctx, topic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+}
 const isRetryOrDlq = (topic: string) => topic.startsWith('%RETRY%') || topic.startsWith('%DLQ%');
 
 const require = createRequire(import.meta.url);
@@ -167,7 +171,7 @@ export class BrokerMetrics implements BrokerMetricsSink {
   /** Messages handed to a consumer (DefaultPullMessageResultHandler: not for retry / DLQ topics). */
   messagesPulled(topic: string, group: string, count: number, bytes: number): void {
     if (isRetryOrDlq(topic) || count <= 0) return;
-    const system = isSystemTopic(this.ctx, topic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+    const system = isSystem(this.ctx, topic, group);
     const labels = { topic, consumer_group: group, is_system: String(system) };
     this.messagesOut.inc(labels, count);
     this.throughputOut.inc(labels, bytes);
@@ -176,14 +180,14 @@ export class BrokerMetrics implements BrokerMetricsSink {
   /** PopMessageProcessor: every popped message counts (retry ones too, under the requested topic). */
   messagesPopped(topic: string, group: string, retry: boolean, count: number, bytes: number): void {
     if (count <= 0) return;
-    const system = isSystemTopic(this.ctx, topic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+    const system = isSystem(this.ctx, topic, group);
     const labels = { topic, consumer_group: group, is_system: String(system), is_retry: String(retry) };
     this.messagesOut.inc(labels, count);
     this.throughputOut.inc(labels, bytes);
   }
 
   deadLettered(originTopic: string, group: string): void {
-    const system = isSystemTopic(this.ctx, originTopic) || SYSTEM_GROUP_PREFIXES.some((p) => group.toLowerCase().startsWith(p));
+    const system = isSystem(this.ctx, originTopic, group);
     this.sendToDlq.inc({ consumer_group: group, topic: originTopic, is_system: String(system) });
   }
 
