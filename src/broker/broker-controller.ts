@@ -57,6 +57,7 @@ import { popNotificationProcessors } from './processors/pop-notification.js';
 import { namesrvRouteFetcher, queryAssignmentProcessors } from './processors/query-assignment.js';
 import { AssignmentService } from './pop/assignment-service.js';
 import { PopService } from './pop/pop-service.js';
+import { PopInflightCounter } from './pop/pop-inflight.js';
 import { queryMessageProcessors } from './processors/query-message.js';
 import { sendBackProcessors } from './processors/send-back.js';
 import { sendReplyProcessors } from './processors/send-reply.js';
@@ -200,6 +201,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   const stats: BrokerStats = { msgPutTotal: 0, msgGetTotal: 0, items: new StatsItems() };
   setInterval(() => stats.items.sample(), STATS_SAMPLE_INTERVAL_MS).unref();
 
+  const startTimeMs = Date.now();
   const ctx: BrokerContext = {
     config,
     logger: log,
@@ -219,7 +221,8 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
     registerBrokerAll: () => registration.registerAll(),
     registerTopic: (tc) => registration.registerTopic(tc),
     stats,
-    startTimeMs: Date.now(),
+    startTimeMs,
+    popInflight: new PopInflightCounter(startTimeMs),
     ha: {
       // Java DefaultHAService.getRuntimeInfo: a slave shows its link to the master, a master its slaves' links.
       runtimeInfo: () => {
@@ -330,7 +333,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
       if (metrics) {
         metricsServer = await startHttpEndpoint(
           { portKey: 'metricsPromExporterPort', host: config.metricsPromExporterHost, port: config.metricsPromExporterPort },
-          metricsHandler(metrics.registry),
+          metricsHandler(metrics),
           log,
         );
         log.info({ addr: metricsServer.address() }, 'Prometheus metrics endpoint listening');

@@ -14,6 +14,7 @@ import type { TopicConfig } from './topic/topic-config.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 import type { StatsItems } from './stats-items.js';
+import type { PopInflightCounter } from './pop/pop-inflight.js';
 
 /** Everything a broker processor may reach. Processors never touch sockets or files directly. */
 export interface BrokerContext {
@@ -44,6 +45,8 @@ export interface BrokerContext {
   /** Replication's state for GET_BROKER_HA_STATUS (907); absent in contexts built without HA (unit tests). */
   ha?: BrokerHaView;
   startTimeMs: number;
+  /** Popped messages not yet acked or revived (the consumer lag metrics); absent in contexts built for unit tests. */
+  popInflight?: PopInflightCounter;
 }
 
 export interface BrokerStats {

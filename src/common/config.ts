@@ -163,6 +163,11 @@ const BROKER_OWN_SCHEMA = {
   metricsExporterType: { type: 'enum', default: 'DISABLE', values: ['DISABLE', 'OTLP_GRPC', 'PROM', 'LOG'] },
   metricsPromExporterHost: { type: 'string', default: '' },
   metricsPromExporterPort: { type: 'int', default: 5557, min: 0, max: 65535 },
+  // The consumer lag gauges count only the messages a TAG / SQL92 subscription takes, estimated from the consume
+  // queues (at most 20,000 entries read per queue, Java MessageStore.estimateMessageCount); false: every message.
+  estimateAccumulation: { type: 'bool', default: true, live: true },
+  // A consumer group known only from its pulls or pops (no heartbeat) keeps a subscription this long after the last one.
+  subscriptionExpiredTimeout: { type: 'int', default: 600000, min: 1000, live: true },
   // ours: the admin web page. -1 = off (default); 0 = a free port; bound to adminWebHost.
   adminWebPort: { type: 'int', default: -1, min: -1, max: 65535 },
   adminWebHost: { type: 'string', default: '127.0.0.1' },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConsumerManager, type ConsumerRegistration } from '../../src/broker/client/consumer-manager.js';
 import { ProducerManager } from '../../src/broker/client/producer-manager.js';
 import { RebalanceLockManager } from '../../src/broker/client/rebalance-lock-manager.js';
+import { PopInflightCounter } from '../../src/broker/pop/pop-inflight.js';
 import { MAX_SUB_VERSION_WAITERS } from '../../src/broker/client/subscription-version-waits.js';
 import type { SubscriptionData } from '../../src/broker/client/types.js';
 import { SubscriptionGroupManager, newSubscriptionGroupConfig } from '../../src/broker/subscription/subscription-group-manager.js';
@@ -181,6 +182,61 @@ describe('ConsumerManager', () => {
     expect((await Promise.all(held)).every((s) => s?.subVersion === 2)).toBe(true);
     expect(cm.subVersionWaiting).toBe(0);
     cm.shutdown();
+  });
+});
+
+describe('ConsumerManager compensation (groups known from pulls and pops)', () => {
+  it('keeps a pulled subscription for subscriptionExpiredTimeout after its last use, and the group while it has one', () => {
+    let now = 1_000_000;
+    const cm = consumerManager({ now: () => now });
+    cm.compensateBasicConsumerInfo('G', 'CONSUME_PASSIVELY', 'CLUSTERING');
+    cm.compensateSubscribeData('G', 'T1', sub('T1'));
+    cm.compensateSubscribeData('G', 'T2', sub('T2'));
+    expect(cm.getConsumerGroupInfo('G')).toBeUndefined(); // not a heartbeat group
+    expect(cm.getConsumerGroupInfo('G', true)?.consumeType).toBe('CONSUME_PASSIVELY');
+    now += config.subscriptionExpiredTimeout - 1;
+    cm.compensateSubscribeData('G', 'T2', sub('T2')); // used again
+    now += 2;
+    cm.removeExpiredCompensation();
+    expect([...(cm.getConsumerGroupInfo('G', true)?.subscriptions.keys() ?? [])]).toEqual(['T2']);
+    now += config.subscriptionExpiredTimeout;
+    cm.removeExpiredCompensation();
+    expect(cm.getConsumerGroupInfo('G', true)).toBeUndefined();
+    expect(cm.findSubscriptionData('G', 'T2')).toBeUndefined();
+  });
+
+  it('prefers the heartbeat group to the compensated one', () => {
+    const cm = consumerManager();
+    cm.compensateBasicConsumerInfo('G', 'CONSUME_POP', 'CLUSTERING');
+    const a = new FakeConnection('10.0.0.1:1');
+    cm.registerConsumer('G', a.asConnection, client('c1'), reg(['T']));
+    expect(cm.getConsumerGroupInfo('G', true)?.consumeType).toBe('CONSUME_PASSIVELY');
+    expect(cm.getCompensatedGroupInfo('G')?.consumeType).toBe('CONSUME_POP');
+  });
+});
+
+describe('PopInflightCounter', () => {
+  it('counts pops per queue, lowers on acks and revives of pops since the start, clears by queue, topic and group', () => {
+    const c = new PopInflightCounter(1000);
+    c.increment('T', 'G', 0, 3);
+    c.increment('T', 'G', 1, 2);
+    c.increment('T', 'H', 0, 1);
+    c.increment('U', 'G', 0, 4);
+    c.decrement('T', 'G', 0, 999, 1); // popped before this start: not counted, so not lowered
+    expect(c.get('T', 'G', 0)).toBe(3);
+    c.decrement('T', 'G', 0, 1000, 2);
+    expect(c.get('T', 'G', 0)).toBe(1);
+    c.decrement('T', 'G', 0, 1500, 5); // never below 0
+    expect(c.get('T', 'G', 0)).toBe(0);
+    c.increment('T', 'G', 0, 0);
+    expect(c.get('T', 'G', 0)).toBe(0);
+    c.clear('T', 'G', 1);
+    expect(c.get('T', 'G', 1)).toBe(0);
+    c.clearGroup('G');
+    expect(c.get('U', 'G', 0)).toBe(0);
+    expect(c.get('T', 'H', 0)).toBe(1);
+    c.clearTopic('T');
+    expect(c.get('T', 'H', 0)).toBe(0);
   });
 });
 

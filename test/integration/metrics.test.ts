@@ -170,17 +170,32 @@ describe('Prometheus metrics', () => {
       awaitDuration: 3000, logger: quietLogger,
     });
     let got = 0;
+    const row = { topic, consumer_group: 'MetricsGrpcGroup', is_system: 'false' };
     try {
       await producer.startup();
       for (let i = 0; i < N; i++) await producer.send({ topic, tag: 'T', body: Buffer.from(`grpc ${i}`) });
       await consumer.startup();
+      // received and not acked yet: in flight, and still part of the lag (the group's offset moved at the pop)
+      const views: unknown[] = [];
       await waitFor(async () => {
-        for (const mv of await consumer.receive(16, 10_000)) {
-          got++;
-          await consumer.ack(mv);
-        }
-        return got >= N;
+        views.push(...(await consumer.receive(16, 60_000)));
+        return views.length >= N;
       }, 60_000, `${N} messages received`);
+      let s = await scrape();
+      expect(sum(s, 'rocketmq_consumer_inflight_messages', { ...row, is_retry: 'false' })).toBe(N);
+      expect(sum(s, 'rocketmq_consumer_lag_messages', { ...row, is_retry: 'false' })).toBe(N);
+      expect(sum(s, 'rocketmq_consumer_ready_messages', { ...row, is_retry: 'false' })).toBe(0);
+      expect(sum(s, 'rocketmq_consumer_lag_latency_milliseconds', { ...row, is_retry: 'false' })).toBeGreaterThan(0);
+      // a POP group has a second row for its retry topic
+      expect(s.filter((x) => x.name === 'rocketmq_consumer_lag_messages' && x.labels.consumer_group === 'MetricsGrpcGroup' && x.labels.is_retry === 'true').map((x) => x.value)).toEqual([0]);
+      for (const mv of views) {
+        await consumer.ack(mv);
+        got++;
+      }
+      s = await scrape();
+      expect(sum(s, 'rocketmq_consumer_inflight_messages', { ...row, is_retry: 'false' })).toBe(0);
+      expect(sum(s, 'rocketmq_consumer_lag_messages', { ...row, is_retry: 'false' })).toBe(0);
+      expect(sum(s, 'rocketmq_consumer_lag_latency_milliseconds', { ...row, is_retry: 'false' })).toBe(0);
     } finally {
       await consumer.shutdown().catch(() => undefined);
       await producer.shutdown().catch(() => undefined);
@@ -190,6 +205,52 @@ describe('Prometheus metrics', () => {
     expect(sum(s, 'rocketmq_messages_in_total', { topic, message_type: 'normal', is_system: 'false' })).toBe(N);
     expect(sum(s, 'rocketmq_messages_out_total', { topic, consumer_group: 'MetricsGrpcGroup', is_system: 'false', is_retry: 'false' })).toBe(N);
     expect(sum(s, 'rocketmq_throughput_out_total', { topic, consumer_group: 'MetricsGrpcGroup', is_retry: 'false' })).toBeGreaterThan(0);
+  });
+
+  it('shows the lag of a tag subscription as the official broker does, also once its consumer left', { timeout: 120_000 }, async () => {
+    // As an official 5.3.3 broker showed it for the same steps: the group subscribes tag A of a topic where every
+    // other message is B, consumes its 8, and leaves; of 8 more (4 A, 4 B) the lag counts the 4 A (estimated from the
+    // consume queues' tag hashes), split between in flight (pulls parked when it left took them) and ready.
+    const topic = 'MetricsLagTopic';
+    const group = 'MetricsLagGroup';
+    await createTopic(server, topic, 4);
+    const row = { consumer_group: group, topic, is_retry: 'false', is_system: 'false' };
+    const producer = onsProducer(server.namesrvAddr, 'MetricsLagP');
+    const consumer = onsConsumer(server.namesrvAddr, group);
+    try {
+      await producer.ready();
+      const send = async (n: number, prefix: string) => {
+        for (let i = 0; i < n; i++) expect((await producer.send(new Message(topic, i % 2 ? 'B' : 'A', `${prefix} ${i}`))).sendStatus).toBe('SEND_OK');
+      };
+      await send(16, 'first');
+      let got = 0;
+      consumer.subscribe(topic, 'A', async () => {
+        got++;
+      });
+      await consumer.ready();
+      await waitFor(async () => got >= 8 && sum(await scrape(), 'rocketmq_consumer_lag_messages', row) === 0, 30_000, '8 A consumed and committed');
+      let s = await scrape();
+      expect(sum(s, 'rocketmq_consumer_ready_messages', row)).toBe(0);
+      expect(sum(s, 'rocketmq_consumer_inflight_messages', row)).toBe(0);
+      expect(sum(s, 'rocketmq_consumer_lag_latency_milliseconds', row)).toBe(0);
+      await consumer.close();
+      const sentAt = Date.now();
+      await send(8, 'late');
+      // a parked pull may still take its queue's first new message: wait until both have settled
+      await waitFor(async () => {
+        const x = await scrape();
+        return sum(x, 'rocketmq_consumer_lag_messages', row) === 4 && sum(x, 'rocketmq_consumer_inflight_messages', row) + sum(x, 'rocketmq_consumer_ready_messages', row) === 4;
+      }, 30_000, 'lag 4 = in flight + ready');
+      s = await scrape();
+      expect(got).toBe(8);
+      const latency = sum(s, 'rocketmq_consumer_lag_latency_milliseconds', row);
+      expect(latency).toBeGreaterThan(0);
+      expect(latency).toBeLessThanOrEqual(Date.now() - sentAt + 1000);
+      expect(sum(s, 'rocketmq_consumer_queueing_latency_milliseconds', row)).toBeGreaterThan(0);
+    } finally {
+      await consumer.close();
+      await producer.close();
+    }
   });
 
   it('refuses to start on a metrics port in use, naming the key', () => {

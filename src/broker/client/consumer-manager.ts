@@ -53,6 +53,8 @@ export class ConsumerManager {
    * heartbeats here (Java consumerCompensationTable). Not listed as connections; used for subscription lookups.
    */
   private readonly compensation = new Map<string, ConsumerGroupInfo>();
+  /** When each compensated subscription (group -> topic) was last used: it expires subscriptionExpiredTimeout later. */
+  private readonly compensationSeenMs = new Map<string, Map<string, number>>();
   private readonly watched = new WeakSet<ClientChannel>();
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly expiredTimeoutMs: number;
@@ -62,12 +64,12 @@ export class ConsumerManager {
   private readonly subVersionWaits = new SubscriptionVersionWaits((group, topic) => this.findSubscriptionData(group, topic));
 
   /**
-   * @param _config broker config (nothing read yet; kept so the wiring matches the other managers)
+   * @param config broker config (subscriptionExpiredTimeout, read at each scan)
    * @param groupConfigs where a group's notifyConsumerIdsChangedEnable is read (no auto-creation); a group
    *   without config is notified.
    */
   constructor(
-    _config: BrokerConfig,
+    private readonly config: BrokerConfig,
     private readonly logger: Logger,
     groupConfigs?: GroupConfigLookup,
     options: ConsumerManagerOptions = {},
@@ -78,7 +80,10 @@ export class ConsumerManager {
     this.now = options.now ?? Date.now;
     const interval = options.scanIntervalMs ?? CLIENT_SCAN_INTERVAL_MS;
     if (interval > 0) {
-      this.timer = setInterval(() => this.scanNotActiveChannel(), interval);
+      this.timer = setInterval(() => {
+        this.scanNotActiveChannel();
+        this.removeExpiredCompensation();
+      }, interval);
       this.timer.unref();
     }
   }
@@ -105,8 +110,9 @@ export class ConsumerManager {
     return { answered: this.subVersionWaits.answered, refused: this.subVersionWaits.refused };
   }
 
-  getConsumerGroupInfo(group: string): ConsumerGroupInfo | undefined {
-    return this.table.get(group);
+  /** The group of the heartbeats, or with fromCompensation the one known from pulls and pops only. */
+  getConsumerGroupInfo(group: string, fromCompensation = false): ConsumerGroupInfo | undefined {
+    return this.table.get(group) ?? (fromCompensation ? this.compensation.get(group) : undefined);
   }
 
   /** The group's subscription of a topic: from heartbeats, else from pops (Java findSubscriptionData(g, t, true)). */
@@ -121,9 +127,29 @@ export class ConsumerManager {
     info.messageModel = messageModel;
   }
 
-  /** Java compensateSubscribeData: the subscription a pop (or proxy) used. */
+  /** Java compensateSubscribeData: the subscription a pull or pop (or proxy) used. */
   compensateSubscribeData(group: string, topic: string, sub: SubscriptionData): void {
     this.compensatedGroup(group).subscriptions.set(topic, sub);
+    let seen = this.compensationSeenMs.get(group);
+    if (!seen) this.compensationSeenMs.set(group, (seen = new Map()));
+    seen.set(topic, this.now());
+  }
+
+  /** Java removeExpireConsumerGroupInfo: compensated subscriptions unused for subscriptionExpiredTimeout go. */
+  removeExpiredCompensation(): void {
+    const now = this.now();
+    for (const [group, seen] of this.compensationSeenMs) {
+      const info = this.compensation.get(group);
+      for (const [topic, at] of seen) {
+        if (now - at <= (this.config.subscriptionExpiredTimeout ?? 600_000)) continue;
+        seen.delete(topic);
+        info?.subscriptions.delete(topic);
+      }
+      if (seen.size === 0) {
+        this.compensationSeenMs.delete(group);
+        if (!info || info.subscriptions.size === 0) this.compensation.delete(group);
+      }
+    }
   }
 
   /** The compensation entry of a group (its consume type and pop subscriptions), if any. */

@@ -1,6 +1,7 @@
 // Prometheus metrics with the official 5.x broker's names and labels (Java broker/metrics/BrokerMetricsManager,
 // BrokerMetricsConstant, remoting/metrics/RemotingMetricsManager), so dashboards built for it work unchanged:
-// messages and bytes in/out, message size, RPC latency per request/response code, consumer lag, connections,
+// messages and bytes in/out, message size, RPC latency per request/response code, consumer lag / latency /
+// in-flight / queueing time / ready messages, connections,
 // topic / group counts, broker permission, dead letters, transactions (commits, rollbacks, finish latency, half
 // messages) and the store's flush / dispatch lag and message reserve time. Exposed by metrics-server.ts when metricsExporterType=PROM.
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import type { Counter, Histogram, Registry } from 'prom-client';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { BrokerContext, BrokerMetricsSink } from '../context.js';
+import { type ConsumerLagRow, consumerLagRows } from './consumer-lag.js';
 
 /** Java BrokerMetricsManager.registerMetricsView: message size buckets 1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB. */
 const MESSAGE_SIZE_BUCKETS = [1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
@@ -70,6 +72,8 @@ export class BrokerMetrics implements BrokerMetricsSink {
   private readonly commits: Counter;
   private readonly rollbacks: Counter;
   private readonly finishLatency: Histogram;
+  /** The consumer lag rows of the scrape under way: its five consumer gauges share one calculation. */
+  private lagRows: Promise<ConsumerLagRow[]> | undefined;
   /** Half messages not yet committed, rolled back or discarded, per real topic, counted since this start. */
   private readonly halfCounts = new Map<string, number>();
 
@@ -129,13 +133,22 @@ export class BrokerMetrics implements BrokerMetricsSink {
     new Gauge({ name: 'rocketmq_consumer_group_number', help: 'Active subscription group number', labelNames: [...COMMON], registers: [r], collect() {
       this.set(ctx.subscriptionGroupManager.table.size);
     } });
-    const self = this;
-    new Gauge({ name: 'rocketmq_consumer_lag_messages', help: 'Consumer lag messages', labelNames: labels('topic', 'consumer_group', 'is_retry', 'is_system'), registers: [r], collect() {
-      this.reset();
-      for (const row of self.consumerLag()) {
-        this.set({ topic: row.topic, consumer_group: row.group, is_retry: String(row.topic.startsWith('%RETRY%')), is_system: String(row.system) }, row.lag);
-      }
-    } });
+    // Java ConsumerLagCalculator (consumer-lag.ts): one calculation per scrape feeds the five gauges.
+    const rowsOfThisScrape = () => (this.lagRows ??= consumerLagRows(ctx));
+    const lagGauge = (name: string, help: string, value: (row: ConsumerLagRow, nowMs: number) => number) =>
+      new Gauge({ name, help, labelNames: labels('consumer_group', 'topic', 'is_retry', 'is_system'), registers: [r], async collect() {
+        this.reset();
+        const now = Date.now();
+        for (const row of await rowsOfThisScrape()) {
+          const system = isSystem(ctx, row.topic, row.group);
+          this.set({ consumer_group: row.group, topic: row.topic, is_retry: String(row.isRetry), is_system: String(system) }, value(row, now));
+        }
+      } });
+    lagGauge('rocketmq_consumer_lag_messages', 'Consumer lag messages', (row) => row.lag);
+    lagGauge('rocketmq_consumer_lag_latency_milliseconds', 'Consumer lag time', (row, now) => (row.earliestUnconsumedMs > 0 ? now - row.earliestUnconsumedMs : 0));
+    lagGauge('rocketmq_consumer_inflight_messages', 'Consumer inflight messages', (row) => row.inflight);
+    lagGauge('rocketmq_consumer_queueing_latency_milliseconds', 'Consumer queueing time', (row, now) => (row.earliestUnpulledMs > 0 ? now - row.earliestUnpulledMs : 0));
+    lagGauge('rocketmq_consumer_ready_messages', 'Consumer ready messages', (row) => row.available);
     new Gauge({ name: 'rocketmq_consumer_connections', help: 'Consumer connections', labelNames: labels('consumer_group', 'protocol_type'), registers: [r], collect() {
       this.reset();
       for (const group of ctx.consumerManager.groupNames()) {
@@ -157,6 +170,12 @@ export class BrokerMetrics implements BrokerMetricsSink {
       for (const group of ctx.producerManager.groupNames()) n += ctx.producerManager.getGroupChannels(group)?.size ?? 0;
       this.set({ protocol_type: 'remoting' }, n);
     } });
+  }
+
+  /** The Prometheus text of every series, computed now. */
+  scrape(): Promise<string> {
+    this.lagRows = undefined;
+    return this.registry.metrics();
   }
 
   /** A stored send (SendMessageProcessor: retry and DLQ topics are not counted). */
@@ -217,22 +236,5 @@ export class BrokerMetrics implements BrokerMetricsSink {
       },
       latencyMs,
     );
-  }
-
-  /** Per (group, topic) lag over the groups' committed offsets (Java ConsumerLagCalculator, simplified). */
-  private consumerLag(): Array<{ group: string; topic: string; lag: number; system: boolean }> {
-    const out: Array<{ group: string; topic: string; lag: number; system: boolean }> = [];
-    for (const [key, offsets] of this.ctx.consumerOffsetManager.table) {
-      const at = key.indexOf('@');
-      const topic = key.slice(0, at);
-      const group = key.slice(at + 1);
-      let lag = 0;
-      for (const [queueId, committed] of offsets) {
-        const max = this.ctx.store.getMaxOffsetInQueue(topic, queueId);
-        if (max > committed) lag += max - committed;
-      }
-      out.push({ group, topic, lag, system: isSystemTopic(this.ctx, topic) });
-    }
-    return out;
   }
 }

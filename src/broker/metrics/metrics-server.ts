@@ -1,7 +1,6 @@
 // The Prometheus endpoint (Java: OpenTelemetry's PrometheusHttpServer on metricsPromExporterHost:Port, any path
 // answers the exposition; we answer GET /metrics and GET /) and the RPC-latency hook around every request.
 import type http from 'node:http';
-import type { Registry } from 'prom-client';
 import { ConfigError } from '../../common/config-schema.js';
 import type { Logger } from '../../common/logger.js';
 import { type RemotingCommand, isOneway } from '../../remoting/command.js';
@@ -28,14 +27,14 @@ export async function startHttpEndpoint(
   return server;
 }
 
-export function metricsHandler(registry: Registry): http.RequestListener {
+export function metricsHandler(metrics: BrokerMetrics): http.RequestListener {
   return (req, res) => {
     if (req.method !== 'GET' || !(req.url === '/metrics' || req.url === '/')) {
       res.writeHead(404).end();
       return;
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+    metrics.scrape().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
       (err: Error) => res.writeHead(500).end(err.message),
     );
   };

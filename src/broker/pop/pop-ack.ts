@@ -79,6 +79,7 @@ export async function ackPopped(core: PopCore, req: AckRequest): Promise<Refusal
   }
   // Java logs a failed ack put and answers SUCCESS: the message then simply comes back.
   await core.putReviveRecord(ackMessage(ack, invisibleTime, place(core, rqId)));
+  core.ctx.popInflight?.decrement(req.topic, req.consumerGroup, req.queueId, ack.popTime, 1);
   return undefined;
 }
 
@@ -107,6 +108,7 @@ export async function batchAckPopped(core: PopCore, body: { brokerName?: string;
       brokerName: body.brokerName, ackOffsetList: list,
     };
     await core.putReviveRecord(ackMessage(ack, b.invisibleTime, place(core, b.reviveQueueId)));
+    core.ctx.popInflight?.decrement(topic, b.group, b.queueId, b.popTime, list.length);
   }
   return outcome;
 }
@@ -129,12 +131,11 @@ async function ackOrderly(
         core.wake(topic, group, queueId);
         core.wake(topic, group, -1);
       }
-      return undefined;
-    }
-    if (next === -1) {
+    } else if (next === -1) {
       return refusal(ResponseCode.MESSAGE_ILLEGAL, `offset is illegal, key:${key}, old:${old}, commit:${ackOffset}, next:${next}, /${peer}`);
-    }
-    return undefined; // −2: an ack of an older batch
+    } // else −2: an ack of an older batch
+    core.ctx.popInflight?.decrement(topic, group, queueId, popTime, 1);
+    return undefined;
   });
 }
 

@@ -80,6 +80,8 @@ export async function popFromQueue(core: PopCore, s: PopSession, topic: string, 
     offset = await core.popOffset(topic, s.group, queueId, s.initMode, true);
     // An orderly queue whose batch is out and not visible again gives nothing (and adds no backlog).
     if (s.order && core.orderInfo.checkBlock(s.attemptId, topic, s.group, queueId, s.invisibleTime)) return;
+    // an orderly queue hands its batch out again from the group's offset: what was in flight is counted anew
+    if (s.order) ctx.popInflight?.clear(topic, s.group, queueId);
     if (s.messages.length >= s.maxMsgNums || s.bytes >= MAX_POP_BODY_BYTES) {
       s.restNum += store.getMaxOffsetInQueue(topic, queueId) - offset;
       return;
@@ -113,6 +115,7 @@ export async function popFromQueue(core: PopCore, s: PopSession, topic: string, 
         }
         consumerOffsetManager.commitOffset(s.group, topic, queueId, result.nextBeginOffset);
       }
+      ctx.popInflight?.increment(topic, s.group, queueId, result.records.length);
       appendStartOffsetInfo(s.startOffsetInfo, topic, queueId, startOffset);
       appendMsgOffsetInfo(s.msgOffsetInfo, topic, queueId, offsets);
     } else if (SKIPPED.has(result.status) && result.nextBeginOffset > -1) {

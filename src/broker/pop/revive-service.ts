@@ -234,6 +234,7 @@ export class PopReviveService {
       return false;
     }
     this.counters.revived++;
+    ctx.popInflight?.decrement(ck.topic, ck.group, ck.queueId, ck.popTime, 1);
     return true;
   }
 

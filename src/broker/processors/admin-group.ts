@@ -85,7 +85,10 @@ function deleteSubscriptionGroup(ctx: BrokerContext, req: RemotingCommand): Remo
   // 5.x calls the flag cleanOffset, 4.9.x removeOffset.
   const cleanOffset = h.bool('cleanOffset', false) || h.bool('removeOffset', false);
   ctx.subscriptionGroupManager.deleteSubscriptionGroupConfig(group);
-  if (cleanOffset) ctx.consumerOffsetManager.removeGroup(group);
+  if (cleanOffset) {
+    ctx.consumerOffsetManager.removeGroup(group);
+    ctx.popInflight?.clearGroup(group);
+  }
   return createResponse(ResponseCode.SUCCESS);
 }
 

@@ -226,6 +226,7 @@ async function deleteTopic(ctx: BrokerContext, req: RemotingCommand): Promise<Re
   ctx.topicConfigManager.delete(topic);
   await ctx.topicConfigManager.saved();
   ctx.consumerOffsetManager.removeTopic(topic);
+  ctx.popInflight?.clearTopic(topic);
   try {
     await ctx.store.deleteTopic(topic);
   } catch (err) {

@@ -164,8 +164,12 @@ export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAt
 
   let subscription: SubscriptionData | undefined;
   let sql: CompiledFilter | undefined;
+  // Java PullMessageProcessor: every pull makes its group known (the consumer lag metrics see groups without
+  // heartbeats, and groups whose consumers left, through this), with the subscription the pull carries.
+  ctx.consumerManager.compensateBasicConsumerInfo(pull.consumerGroup, 'CONSUME_PASSIVELY', 'CLUSTERING');
   if (pull.sysFlag & FLAG_SUBSCRIPTION) {
     subscription = buildSubscriptionData(pull.topic, pull.subscription, pull.expressionType, pull.subVersion);
+    ctx.consumerManager.compensateSubscribeData(pull.consumerGroup, pull.topic, subscription);
     if (subscription.expressionType !== 'TAG') {
       const compiled = compileOrReason(subscription);
       if (typeof compiled === 'string') {
