@@ -26,6 +26,8 @@ export interface RemotingCommand {
    * processors that asked for it (RequestDispatcher.keepBodyParts) see it; for all others it is joined into `body`.
    */
   receivedBodyParts?: Buffer[];
+  /** Requests only: parked by long polling before its answer (Java isSuspended; the metrics' is_long_polling). */
+  suspended?: boolean;
   /** Responses only: called once, after the frame went to the socket or was dropped (its buffers are then free). */
   onWritten?: () => void;
 }

@@ -253,6 +253,31 @@ describe('Prometheus metrics', () => {
     }
   });
 
+  it('marks the answers of pulls that waited for a message as is_long_polling, as Java marks suspended requests', { timeout: 60_000 }, async () => {
+    const topic = 'MetricsPollTopic';
+    await createTopic(server, topic, 1);
+    const waited = { request_code: 'pull_message', response_code: 'success', is_long_polling: 'true', protocol_type: 'remoting' };
+    const before = sum(await scrape(), 'rocketmq_rpc_latency_milliseconds_count', waited);
+    const consumer = onsConsumer(server.namesrvAddr, 'MetricsPollGroup');
+    const producer = onsProducer(server.namesrvAddr, 'MetricsPollP');
+    try {
+      let got = 0;
+      consumer.subscribe(topic, '*', async () => {
+        got++;
+      });
+      await consumer.ready();
+      await producer.ready();
+      // the consumer's pull of the empty queue is parked on the broker; the message then answers it
+      await waitFor(() => server.broker.context.pullRequestHoldService.heldCount > 0, 30_000, 'a pull parked');
+      expect((await producer.send(new Message(topic, 'T', 'wake'))).sendStatus).toBe('SEND_OK');
+      await waitFor(() => got === 1, 30_000, 'the message consumed');
+      await waitFor(async () => sum(await scrape(), 'rocketmq_rpc_latency_milliseconds_count', waited) === before + 1, 10_000, 'one long-polling answer counted');
+    } finally {
+      await consumer.close();
+      await producer.close();
+    }
+  });
+
   it('refuses to start on a metrics port in use, naming the key', () => {
     const port = server.broker.metricsPort()!;
     const r = spawnSync(process.execPath, [MAIN, 'start', '--namesrvPort=0', '--listenPort=0', '--metricsExporterType=PROM', '--metricsPromExporterHost=127.0.0.1', `--metricsPromExporterPort=${port}`], { encoding: 'utf8' });

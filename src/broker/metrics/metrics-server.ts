@@ -50,8 +50,9 @@ export function rpcMetricsHook(metrics: BrokerMetrics): RequestHook {
     },
     after(req, res) {
       const t0 = started.get(req);
-      if (t0 === undefined) return;
-      metrics.rpc(req.code, res?.code, performance.now() - t0, isOneway(req), false);
+      // Java records an answer written (NettyRemotingAbstract.writeResponse): nothing when there is none
+      if (t0 === undefined || !res) return;
+      metrics.rpc(req.code, res?.code, performance.now() - t0, isOneway(req), req.suspended === true);
     },
   };
 }

@@ -6,12 +6,13 @@
 // API (every method answers with a value; a Refusal carries a remoting response code and a remark, which the
 // gRPC side maps as the official proxy maps broker answers):
 //
-//   pop(req: PopRequest, opts?: { isClosed?: () => boolean }): Promise<PopResult | Refusal>
+//   pop(req: PopRequest, opts?: { isClosed?: () => boolean; onSuspended?: () => void }): Promise<PopResult | Refusal>
 //       Reads up to req.maxMsgNums (≤ 32) messages of req.topic (queueId −1 = every queue) and its POP retry topic,
 //       each invisible for req.invisibleTime ms; waits for messages until req.bornTime + req.pollTime. Every
 //       PoppedMessage carries its 9-field receipt handle and the topic it is stored on. With req.order the queue
 //       stays blocked until the batch is acked or visible again (req.attemptId: a retry of the same receive gets
 //       the same batch). isClosed: the requester went away; the wait then ends with status ABANDONED.
+//       onSuspended: called when the request is parked to wait (the remoting metrics' is_long_polling).
 //   ack(req: AckRequest): Promise<Refusal | undefined>
 //       req.topic/queueId/offset name the stored message (for a handle: realTopicOf(topic, group, flag),
 //       handle.queueId, handle.queueOffset); req.extraInfo is the handle. An ack of an expired handle is accepted
@@ -166,7 +167,7 @@ export class PopService {
 
   // ---------------------------------------------------------------- pop
 
-  async pop(req: PopRequest, opts: { isClosed?: () => boolean } = {}): Promise<PopResult | Refusal> {
+  async pop(req: PopRequest, opts: { isClosed?: () => boolean; onSuspended?: () => void } = {}): Promise<PopResult | Refusal> {
     const bornTime = req.bornTime > 0 ? req.bornTime : Date.now();
     // Pop mode consumes in clustering mode only (PopMessageProcessor compensates the group's info first).
     this.ctx.consumerManager.compensateBasicConsumerInfo(req.consumerGroup, 'CONSUME_POP', 'CLUSTERING');
@@ -190,6 +191,7 @@ export class PopService {
           resolve(parked);
           return;
         }
+        opts.onSuspended?.();
         // Java re-runs at once when queues were busy (restNum counts their backlog)
         if (s.restNum > 0) setImmediate(() => this.core.polling.notifyArriving(req.topic, req.queueId, req.consumerGroup));
       });
@@ -301,7 +303,9 @@ export class PopService {
   }
 
   /** NOTIFICATION: whether the group has something to pop, waiting up to pollTime for it. */
-  async notification(req: NotificationRequest, opts: { isClosed?: () => boolean } = {}): Promise<{ hasMsg: boolean; pollingFull: boolean } | Refusal> {
+  async notification(
+    req: NotificationRequest, opts: { isClosed?: () => boolean; onSuspended?: () => void } = {},
+  ): Promise<{ hasMsg: boolean; pollingFull: boolean } | Refusal> {
     const bornTime = req.bornTime > 0 ? req.bornTime : Date.now();
     let lastAttempt = false;
     for (;;) {
@@ -315,6 +319,7 @@ export class PopService {
           wake: resolve,
         }, popRetryTopicV1(req.topic, req.consumerGroup));
         if (parked !== 'POLLING_SUC') resolve(parked);
+        else opts.onSuspended?.();
       });
       if (woken === 'POLLING_FULL') return { hasMsg: false, pollingFull: true };
       if (woken === 'timeout') lastAttempt = true;

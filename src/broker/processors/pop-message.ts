@@ -52,7 +52,12 @@ function encode(result: PopResult): RemotingCommand | null {
 export function popMessageProcessors(pop: PopService): ProcessorTable {
   return [
     [RequestCode.POP_MESSAGE, async (req: RemotingCommand, rc: RequestContext) => {
-      const outcome = await pop.pop(readPopHeader(req, rc.channel.remoteAddress), { isClosed: () => rc.channel.isClosed });
+      const outcome = await pop.pop(readPopHeader(req, rc.channel.remoteAddress), {
+        isClosed: () => rc.channel.isClosed,
+        onSuspended: () => {
+          req.suspended = true;
+        },
+      });
       if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark || undefined, { ...EMPTY_HEADER });
       return encode(outcome);
     }],

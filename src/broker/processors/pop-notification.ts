@@ -21,7 +21,12 @@ export function popNotificationProcessors(pop: PopService): ProcessorTable {
         order: h.bool('order', false),
         attemptId: h.optStr('attemptId'),
         peer: rc.channel.remoteAddress,
-      }, { isClosed: () => rc.channel.isClosed });
+      }, {
+        isClosed: () => rc.channel.isClosed,
+        onSuspended: () => {
+          req.suspended = true;
+        },
+      });
       if (isRefusal(outcome)) return createResponse(outcome.code, outcome.remark || undefined, { hasMsg: 'false', pollingFull: 'false' });
       return createResponse(ResponseCode.SUCCESS, undefined, { hasMsg: String(outcome.hasMsg), pollingFull: String(outcome.pollingFull) });
     }],

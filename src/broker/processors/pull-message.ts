@@ -95,7 +95,8 @@ export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
           }
           rerun();
         }, arrivalFilter(res.park.sql));
-        if (!parked) rerun();
+        if (parked) req.suspended = true;
+        else rerun();
       }, (err) => {
         done();
         reject(err);
