@@ -290,6 +290,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   if (config.metricsExporterType === 'PROM') {
     metrics = new BrokerMetrics(ctx);
     stats.metrics = metrics;
+    timerMessageService.events = metrics;
     dispatcher.addHook(rpcMetricsHook(metrics));
   } else if (config.metricsExporterType !== 'DISABLE') {
     log.warn({ metricsExporterType: config.metricsExporterType }, 'metrics exporter not supported (only PROM); metrics are off');

@@ -10,6 +10,7 @@ import type { Counter, Histogram, Registry } from 'prom-client';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { BrokerContext, BrokerMetricsSink } from '../context.js';
+import type { TimerEvents } from '../timer/timer-message-service.js';
 import { type ConsumerLagRow, consumerLagRows } from './consumer-lag.js';
 
 /** Java BrokerMetricsManager.registerMetricsView: message size buckets 1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB. */
@@ -20,6 +21,8 @@ const MESSAGE_SIZE_BUCKETS = [1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 10
  * so the same dashboards read both.
  */
 const FINISH_LATENCY_BUCKETS_S = [5, 60, 600, 3600, 43200, 86400];
+/** Java DefaultStoreMetricsManager: timer message delay buckets in seconds (1 min, 10 min, 1 h, 12 h, 1 day, 3 days). */
+const DELAY_BUCKETS_S = [60, 600, 3600, 43200, 86400, 259200];
 /** Java RemotingMetricsManager: RPC latency buckets in ms (as the official 5.3.3 broker exposes them). */
 const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000, 2000, 3000];
 
@@ -60,7 +63,7 @@ const require = createRequire(import.meta.url);
 /** prom-client is loaded when metrics are on, not at every start-up (its module load is ~65 ms of a start). */
 const promClient = (): typeof import('prom-client') => require('prom-client') as typeof import('prom-client');
 
-export class BrokerMetrics implements BrokerMetricsSink {
+export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
   readonly registry: Registry;
   private readonly messagesIn: Counter;
   private readonly messagesOut: Counter;
@@ -74,6 +77,11 @@ export class BrokerMetrics implements BrokerMetricsSink {
   private readonly finishLatency: Histogram;
   /** The consumer lag rows of the scrape under way: its five consumer gauges share one calculation. */
   private lagRows: Promise<ConsumerLagRow[]> | undefined;
+  private readonly timerEnqueues: Counter;
+  private readonly timerDequeues: Counter;
+  private readonly timerDelay: Histogram;
+  /** Timer messages taken in and not yet out, per real topic, counted since this start. */
+  private readonly timingCounts = new Map<string, number>();
   /** Half messages not yet committed, rolled back or discarded, per real topic, counted since this start. */
   private readonly halfCounts = new Map<string, number>();
 
@@ -124,6 +132,30 @@ export class BrokerMetrics implements BrokerMetricsSink {
       const earliest = await ctx.store.getCommitLogEarliestTime().catch(() => -1);
       if (earliest > 0) this.set(storeLabels, Date.now() - earliest); // Java records nothing for an empty log
     } });
+    // Java DefaultStoreMetricsManager's timer series (with the store's labels)
+    const storeLabelNames = ['storage_type', 'storage_medium'];
+    this.timerEnqueues = new Counter({ name: 'rocketmq_timer_enqueue_total', help: 'Total number of timer enqueue', labelNames: labels(...storeLabelNames, 'topic'), registers: [r] });
+    this.timerDequeues = new Counter({ name: 'rocketmq_timer_dequeue_total', help: 'Total number of timer dequeue', labelNames: labels(...storeLabelNames, 'topic'), registers: [r] });
+    this.timerDelay = new Histogram({
+      name: 'rocketmq_delay_message_latency_seconds', help: 'Timer message set latency distribution', labelNames: labels(...storeLabelNames, 'topic'), buckets: DELAY_BUCKETS_S, registers: [r],
+    });
+    const timingCounts = this.timingCounts;
+    new Gauge({ name: 'rocketmq_timing_messages', help: 'Current message number in timing', labelNames: labels(...storeLabelNames, 'topic'), registers: [r], collect() {
+      this.reset();
+      for (const [topic, n] of timingCounts) this.set({ ...storeLabels, topic }, n);
+    } });
+    const timer = ctx.timerMessageService;
+    if (timer) {
+      new Gauge({ name: 'rocketmq_timer_enqueue_lag', help: 'Timer enqueue messages lag', labelNames: labels(...storeLabelNames), registers: [r], collect() {
+        this.set(storeLabels, timer.enqueueBehind());
+      } });
+      new Gauge({ name: 'rocketmq_timer_dequeue_lag', help: 'Timer dequeue messages lag', labelNames: labels(...storeLabelNames), registers: [r], collect() {
+        this.set(storeLabels, timer.dequeueBehind().messages);
+      } });
+      new Gauge({ name: 'rocketmq_timer_dequeue_latency_milliseconds', help: 'Timer dequeue latency', labelNames: labels(...storeLabelNames), registers: [r], collect() {
+        this.set(storeLabels, timer.dequeueBehind().millis);
+      } });
+    }
     new Gauge({ name: 'rocketmq_broker_permission', help: 'Broker permission', labelNames: [...COMMON], registers: [r], collect() {
       this.set(cfg.brokerPermission);
     } });
@@ -208,6 +240,20 @@ export class BrokerMetrics implements BrokerMetricsSink {
   deadLettered(originTopic: string, group: string): void {
     const system = isSystem(this.ctx, originTopic, group);
     this.sendToDlq.inc({ consumer_group: group, topic: originTopic, is_system: String(system) });
+  }
+
+  timerEnqueued(realTopic: string, delaySeconds: number): void {
+    const labels = { storage_type: 'local', storage_medium: 'disk', topic: realTopic };
+    this.timerEnqueues.inc(labels);
+    this.timerDelay.observe(labels, Math.max(0, delaySeconds));
+    this.timingCounts.set(realTopic, (this.timingCounts.get(realTopic) ?? 0) + 1);
+  }
+
+  timerDequeued(realTopic: string): void {
+    this.timerDequeues.inc({ storage_type: 'local', storage_medium: 'disk', topic: realTopic });
+    // counted since this start: a message taken in before it finds no count to lower
+    const n = this.timingCounts.get(realTopic);
+    if (n !== undefined) this.timingCounts.set(realTopic, Math.max(0, n - 1));
   }
 
   halfMessageStored(topic: string): void {

@@ -36,6 +36,13 @@ export class TimerHeap {
     return this.keys.length * 28;
   }
 
+  /** How many entries have an action time at or below limitMs (a walk over all of them). */
+  countAtOrBelow(limitMs: number): number {
+    let n = 0;
+    for (let i = 0; i < this.n; i++) if (this.keys[i]! <= limitMs) n++;
+    return n;
+  }
+
   peekActionMs(): number {
     return this.n > 0 ? this.keys[0]! : Number.POSITIVE_INFINITY;
   }

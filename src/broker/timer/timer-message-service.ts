@@ -5,7 +5,7 @@ import {
   CQ_PLACEHOLDER_SIZE, decodeRecord, TIMER_OUT_MS, TIMER_TOPIC,
   type DispatchedEntry, type MessageStore, type MessageToStore, type PutResult, type QueueEntry,
 } from '../../store/index.js';
-import { getProperty } from '../../common/message-properties.js';
+import { MessageConst, getProperty } from '../../common/message-properties.js';
 import { TableFile } from '../../common/table-file.js';
 import { MARKER_DUE, RECALLED, convertDueMessage } from './timer-convert.js';
 import { RECALL_KEEP_MS, TimerRecalls, markerOf } from './timer-recalls.js';
@@ -77,8 +77,18 @@ const STORED = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 'FLUSH_SLAVE_TIMEOUT', '
  * Invariant: every pending entry at or below the frontier (fMs, fOff) — in (actionMs, queueOffset) order —
  * is in the heap or being delivered; every other pending entry is counted in its block's minimum.
  */
+/** What the timer tells the metrics (Java DefaultStoreMetricsManager's timer counters). */
+export interface TimerEvents {
+  /** A message parked on the timer topic was taken in; delaySeconds: its action time after it was stored. */
+  timerEnqueued(realTopic: string, delaySeconds: number): void;
+  /** A parked message left the timer: delivered, re-parked further on, recalled, or a due delete marker. */
+  timerDequeued(realTopic: string): void;
+}
+
 export class TimerMessageService {
   readonly precisionMs: number;
+  /** The metrics, when they are on. */
+  events?: TimerEvents;
   readonly tuning: TimerTuning;
   readonly counters: Counters = { delivered: 0, rolled: 0, dropped: 0, recalled: 0, markersDone: 0, scans: 0, blocksRead: 0 };
   /** config/timerProgress.json, ours. */
@@ -234,7 +244,27 @@ export class TimerMessageService {
     if (marker) this.noteMarker(marker.key, marker.outMs, e.queueOffset);
     if (this.markersReady) this.recalls.seenBelow = this.knownEnd;
     this.admit({ actionMs: e.tagsCode, queueOffset: e.queueOffset, commitLogOffset: e.commitLogOffset, sizeBytes: e.sizeBytes });
+    if (this.events && e.propertiesString) {
+      this.events.timerEnqueued(getProperty(e.propertiesString, MessageConst.REAL_TOPIC) ?? '', Math.floor((e.tagsCode - e.storeTimestamp) / 1000));
+    }
   };
+
+  /**
+   * Java getDequeueBehindMessages / getDequeueBehindMillis: entries due and not yet delivered, and how long the
+   * oldest of them has been due (0 when none is).
+   */
+  dequeueBehind(nowMs: number = Date.now()): { messages: number; millis: number } {
+    const dueBy = nowMs - this.precisionMs;
+    const messages = this.inFlight.size + this.heap.countAtOrBelow(dueBy);
+    const oldest = this.heap.peekActionMs();
+    return { messages, millis: messages > 0 && oldest <= dueBy ? nowMs - oldest - this.precisionMs : 0 };
+  }
+
+  /** Java getEnqueueBehindMessages: timer-queue entries the service has not taken in yet. */
+  enqueueBehind(): number {
+    if (!this.started) return 0;
+    return Math.max(0, this.store.getMaxOffsetInQueue(TIMER_TOPIC, 0) - this.knownEnd);
+  }
 
   /**
    * Whether every entry due by `nowMs` has been delivered (Java TimerMessageStore dequeue/enqueue behind ≤ 0): POP
@@ -533,6 +563,7 @@ export class TimerMessageService {
     const records = await Promise.all(batch.map((e) => this.store.lookMessageByOffset(e.commitLogOffset).catch(() => null)));
     const now = Date.now();
     const rolls: boolean[] = [];
+    const realTopics: string[] = [];
     // Puts are issued in due order without waiting in between: the store appends in call order.
     const puts: Array<Promise<PutResult> | null> = batch.map((e, i) => {
       const raw = records[i];
@@ -540,7 +571,9 @@ export class TimerMessageService {
       const converted = rec
         ? convertDueMessage(rec, now, this.precisionMs, forceRoll, (key) => this.recalls.has(key))
         : 'the parked record is gone from the commit log';
+      if (rec && this.events) realTopics[i] = getProperty(rec.propertiesString, MessageConst.REAL_TOPIC) ?? '';
       if (converted === RECALLED || converted === MARKER_DUE) {
+        this.events?.timerDequeued(realTopics[i] ?? '');
         if (converted === RECALLED) this.counters.recalled++;
         else this.counters.markersDone++;
         this.markDone(e.queueOffset);
@@ -562,6 +595,7 @@ export class TimerMessageService {
       if (puts[i] === null) continue;
       const status = r.status === 'fulfilled' && r.value ? r.value.status : 'UNKNOWN_ERROR';
       if (STORED.has(status)) {
+        this.events?.timerDequeued(realTopics[i] ?? '');
         if (rolls[i]) this.counters.rolled++;
         else this.counters.delivered++;
         this.markDone(e.queueOffset);
