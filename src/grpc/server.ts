@@ -122,10 +122,13 @@ export class GrpcEndpoint {
   async shutdown(): Promise<void> {
     this.closed = true;
     this.clients.shutdown();
-    await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
+    // close() calls back once every connection has ended: end them first, or a client that stays connected
+    // (or keeps reconnecting) holds the broker's shutdown for ever
+    const closed = new Promise<void>((resolve) => this.tcp.close(() => resolve()));
     const server = this.server ?? (await this.loading?.catch(() => undefined));
     server?.forceShutdown();
     for (const s of this.sockets) s.destroy();
+    await closed;
   }
 
   private messagingServer(): Promise<MessagingServer> {
