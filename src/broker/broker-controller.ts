@@ -288,7 +288,7 @@ export function createBroker(config: BrokerConfig, logger: Logger, options: Brok
   let metricsServer: import('node:http').Server | undefined;
   let webConsole: WebConsole | undefined;
   if (config.metricsExporterType === 'PROM') {
-    metrics = new BrokerMetrics(ctx);
+    metrics = new BrokerMetrics(ctx, (qid) => pop.revive.behind(qid));
     stats.metrics = metrics;
     timerMessageService.events = metrics;
     dispatcher.addHook(rpcMetricsHook(metrics));

@@ -74,6 +74,12 @@ export interface BrokerMetricsSink {
    * (checked too often, moved to TRANS_CHECK_MAX_TIME_TOPIC). `bornTimestampMs` is the half message's.
    */
   transactionFinished(topic: string, outcome: 'commit' | 'rollback' | 'discard', bornTimestampMs: number): void;
+  /** A POP checkpoint or ack put to the revive topic (`status`: the store's PutStatus, or UNKNOWN_ERROR). */
+  popRevivePut(group: string, topic: string, type: 'CK' | 'ACK', status: string): void;
+  /** A checkpoint or ack (batch acks too) the revive service read from revive queue `reviveQueueId`. */
+  popReviveRead(group: string, topic: string, type: 'CK' | 'ACK', reviveQueueId: number): void;
+  /** A message of a checkpoint of `topic` put again on its retry topic by the revive service. */
+  popReviveRetried(group: string, topic: string, status: string): void;
 }
 
 /** What admin requests see of replication (Java HARuntimeInfo). */

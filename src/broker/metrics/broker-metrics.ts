@@ -3,13 +3,14 @@
 // messages and bytes in/out, message size, RPC latency per request/response code, consumer lag / latency /
 // in-flight / queueing time / ready messages, connections,
 // topic / group counts, broker permission, dead letters, transactions (commits, rollbacks, finish latency, half
-// messages) and the store's flush / dispatch lag and message reserve time. Exposed by metrics-server.ts when metricsExporterType=PROM.
+// messages), POP revive counts and lag, timer messages, and the store's flush / dispatch lag and message reserve time. Exposed by metrics-server.ts when metricsExporterType=PROM.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { BrokerContext, BrokerMetricsSink } from '../context.js';
+import type { ReviveBehind } from '../pop/revive-service.js';
 import type { TimerEvents } from '../timer/timer-message-service.js';
 import { type ConsumerLagRow, consumerLagRows } from './consumer-lag.js';
 
@@ -84,8 +85,12 @@ export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
   private readonly timingCounts = new Map<string, number>();
   /** Half messages not yet committed, rolled back or discarded, per real topic, counted since this start. */
   private readonly halfCounts = new Map<string, number>();
+  private readonly popRevivePuts: Counter;
+  private readonly popReviveReads: Counter;
+  private readonly popReviveRetries: Counter;
 
-  constructor(private readonly ctx: BrokerContext) {
+  /** `reviveBehind`: how far each revive queue is behind (the POP revive gauges; none without it). */
+  constructor(private readonly ctx: BrokerContext, reviveBehind?: (reviveQueueId: number) => ReviveBehind) {
     const { Counter, Gauge, Histogram, Registry } = promClient();
     const r = (this.registry = new Registry());
     const cfg = ctx.config;
@@ -155,6 +160,36 @@ export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
       new Gauge({ name: 'rocketmq_timer_dequeue_latency_milliseconds', help: 'Timer dequeue latency', labelNames: labels(...storeLabelNames), registers: [r], collect() {
         this.set(storeLabels, timer.dequeueBehind().millis);
       } });
+    }
+    // Java PopMetricsManager. Its buffer series are those of PopBufferMergeService, which ours does not have: each
+    // checkpoint and ack goes to the revive topic at once, so the two buffer gauges are 0, and the buffer's scan
+    // time histogram has no samples to show (left out).
+    this.popRevivePuts = new Counter({
+      name: 'rocketmq_pop_revive_in_message_total', help: 'Total number of put message to revive topic',
+      labelNames: labels('consumer_group', 'topic', 'revive_message_type', 'put_status'), registers: [r],
+    });
+    this.popReviveReads = new Counter({
+      name: 'rocketmq_pop_revive_out_message_total', help: 'Total number of get message from revive topic',
+      labelNames: labels('consumer_group', 'topic', 'queue_id', 'revive_message_type'), registers: [r],
+    });
+    this.popReviveRetries = new Counter({
+      name: 'rocketmq_pop_revive_retry_messages_total', help: 'Total number of put message to pop retry topic',
+      labelNames: labels('consumer_group', 'topic', 'put_status'), registers: [r],
+    });
+    new Gauge({ name: 'rocketmq_pop_offset_buffer_size', help: 'Time number of buffered offset', labelNames: [...COMMON], registers: [r], collect() {
+      this.set(0);
+    } });
+    new Gauge({ name: 'rocketmq_pop_checkpoint_buffer_size', help: 'The number of buffered checkpoint', labelNames: [...COMMON], registers: [r], collect() {
+      this.set(0);
+    } });
+    if (reviveBehind) {
+      // one sample per revive queue; Java's unit "milliseconds" on the lag, which counts records, is kept in the name
+      const reviveGauge = (name: string, help: string, value: (b: ReviveBehind) => number) =>
+        new Gauge({ name, help, labelNames: labels('queue_id'), registers: [r], collect() {
+          for (let qid = 0; qid < cfg.reviveQueueNum; qid++) this.set({ queue_id: String(qid) }, value(reviveBehind(qid)));
+        } });
+      reviveGauge('rocketmq_pop_revive_lag_milliseconds', 'The processing lag of revive topic', (b) => b.messages);
+      reviveGauge('rocketmq_pop_revive_latency_milliseconds', 'The processing latency of revive topic', (b) => b.millis);
     }
     new Gauge({ name: 'rocketmq_broker_permission', help: 'Broker permission', labelNames: [...COMMON], registers: [r], collect() {
       this.set(cfg.brokerPermission);
@@ -269,6 +304,18 @@ export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
     } else if (outcome === 'rollback') {
       this.rollbacks.inc({ topic });
     }
+  }
+
+  popRevivePut(group: string, topic: string, type: 'CK' | 'ACK', status: string): void {
+    this.popRevivePuts.inc({ consumer_group: group, topic, revive_message_type: type, put_status: status });
+  }
+
+  popReviveRead(group: string, topic: string, type: 'CK' | 'ACK', reviveQueueId: number): void {
+    this.popReviveReads.inc({ consumer_group: group, topic, queue_id: String(reviveQueueId), revive_message_type: type });
+  }
+
+  popReviveRetried(group: string, topic: string, status: string): void {
+    this.popReviveRetries.inc({ consumer_group: group, topic, put_status: status });
   }
 
   rpc(requestCode: number, responseCode: number | undefined, latencyMs: number, oneway: boolean, longPolling: boolean): void {

@@ -78,7 +78,7 @@ export async function ackPopped(core: PopCore, req: AckRequest): Promise<Refusal
     return ackOrderly(core, req.topic, req.consumerGroup, req.queueId, req.offset, ack.popTime, invisibleTime, req.peer);
   }
   // Java logs a failed ack put and answers SUCCESS: the message then simply comes back.
-  await core.putReviveRecord(ackMessage(ack, invisibleTime, place(core, rqId)));
+  await core.putReviveRecord(ackMessage(ack, invisibleTime, place(core, rqId)), { group: ack.group, topic: ack.topic, type: 'ACK' });
   core.ctx.popInflight?.decrement(req.topic, req.consumerGroup, req.queueId, ack.popTime, 1);
   return undefined;
 }
@@ -107,7 +107,7 @@ export async function batchAckPopped(core: PopCore, body: { brokerName?: string;
       ackOffset: -1, startOffset: b.startOffset, group: b.group, topic, queueId: b.queueId, popTime: b.popTime,
       brokerName: body.brokerName, ackOffsetList: list,
     };
-    await core.putReviveRecord(ackMessage(ack, b.invisibleTime, place(core, b.reviveQueueId)));
+    await core.putReviveRecord(ackMessage(ack, b.invisibleTime, place(core, b.reviveQueueId)), { group: b.group, topic, type: 'ACK' });
     core.ctx.popInflight?.decrement(topic, b.group, b.queueId, b.popTime, list.length);
   }
   return outcome;
@@ -192,12 +192,14 @@ export async function changeInvisible(core: PopCore, req: ChangeInvisibleRequest
     startOffset: req.offset, popTime: now, invisibleTime: req.invisibleTime, bitMap: 0, num: 1, queueId: req.queueId,
     topic: req.topic, group: req.consumerGroup, reviveOffset: 0, queueOffsetDiff: [0], brokerName,
   };
-  if (!(await core.putReviveRecord(checkPointMessage(ck, place(core, reviveQid))))) return refusal(ResponseCode.SYSTEM_ERROR, '');
+  if (!(await core.putReviveRecord(checkPointMessage(ck, place(core, reviveQid)), { group: ck.group, topic: ck.topic, type: 'CK' }))) {
+    return refusal(ResponseCode.SYSTEM_ERROR, '');
+  }
   const ackOrigin: AckRecord = {
     ackOffset: req.offset, startOffset: oldStart, group: req.consumerGroup, topic: req.topic, queueId: req.queueId,
     popTime: oldPopTime, brokerName,
   };
-  await core.putReviveRecord(ackMessage(ackOrigin, oldInvisible, place(core, reviveQid)));
+  await core.putReviveRecord(ackMessage(ackOrigin, oldInvisible, place(core, reviveQid)), { group: ackOrigin.group, topic: ackOrigin.topic, type: 'ACK' });
   return { popTime: now, invisibleTime: req.invisibleTime, reviveQid, receiptHandle: handleFor(now, req.invisibleTime) };
 }
 

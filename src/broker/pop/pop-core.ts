@@ -24,6 +24,13 @@ const STORED: ReadonlySet<PutStatus> = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 
 /** Java: messages within this share of RAM behind the log end count as "still in memory". */
 const ACCESS_MESSAGE_IN_MEMORY_MAX_RATIO = 0.4;
 
+/** Whose checkpoint or ack a revive record is, for the put counts of the metrics. */
+export interface ReviveRecordOf {
+  group: string;
+  topic: string;
+  type: 'CK' | 'ACK';
+}
+
 export class PopCore {
   readonly locks = new QueueLocks();
   readonly orderInfo: ConsumerOrderInfoManager;
@@ -69,20 +76,28 @@ export class PopCore {
   }
 
   /** Stores a checkpoint/ack record through the timer hook (it is due later); false when it was not stored. */
-  async putReviveRecord(msg: MessageToStore): Promise<boolean> {
-    const refused = this.ctx.timerMessageService?.applyTimer(msg);
-    if (refused) {
-      this.ctx.logger.error({ topic: msg.topic, remark: refused.remark }, 'pop record refused by the timer');
-      return false;
-    }
+  async putReviveRecord(msg: MessageToStore, counted?: ReviveRecordOf): Promise<boolean> {
+    // Java counts a put with the store's status (PopMetricsManager.incPopRevivePutCount); what never reached the
+    // store counts as its UNKNOWN_ERROR.
+    let status: string = 'UNKNOWN_ERROR';
     try {
-      const res = await this.ctx.store.putMessage(msg);
-      if (STORED.has(res.status)) return true;
-      this.ctx.logger.error({ topic: msg.topic, queueId: msg.queueId, status: res.status }, 'pop record not stored');
-    } catch (err) {
-      this.ctx.logger.error({ err, topic: msg.topic }, 'pop record not stored');
+      const refused = this.ctx.timerMessageService?.applyTimer(msg);
+      if (refused) {
+        this.ctx.logger.error({ topic: msg.topic, remark: refused.remark }, 'pop record refused by the timer');
+        return false;
+      }
+      try {
+        const res = await this.ctx.store.putMessage(msg);
+        status = res.status;
+        if (STORED.has(res.status)) return true;
+        this.ctx.logger.error({ topic: msg.topic, queueId: msg.queueId, status: res.status }, 'pop record not stored');
+      } catch (err) {
+        this.ctx.logger.error({ err, topic: msg.topic }, 'pop record not stored');
+      }
+      return false;
+    } finally {
+      if (counted) this.ctx.stats.metrics?.popRevivePut(counted.group, counted.topic, counted.type, status);
     }
-    return false;
   }
 
   /**

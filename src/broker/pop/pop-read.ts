@@ -169,7 +169,7 @@ async function appendCheckPoint(
     brokerName: core.brokerName,
   };
   const msg = checkPointMessage(ck, { reviveTopic: core.reviveTopic, reviveQid: s.reviveQid, host: core.host(), nowMs: Date.now() });
-  return core.putReviveRecord(msg);
+  return core.putReviveRecord(msg, { group: ck.group, topic: ck.topic, type: 'CK' });
 }
 
 /** Position of RECONSUMETIMES, which moves with the host lengths. */

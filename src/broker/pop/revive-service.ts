@@ -42,9 +42,26 @@ export interface ReviveCounters {
   rePut: number;
 }
 
+/** How far a revive queue's processing is behind (Java PopReviveService.getReviveBehindMessages / Millis). */
+export interface ReviveBehind {
+  messages: number;
+  millis: number;
+}
+
 export class PopReviveService {
   readonly counters: ReviveCounters = { rounds: 0, checkPoints: 0, revived: 0, rePut: 0 };
   private readonly reviveOffsets = new Map<number, number>();
+  /**
+   * Per revive queue, Java's currentReviveMessageTimestamp: after each round the revive time of the oldest
+   * checkpoint it found, or the round's end when it found none; absent before the queue's first round.
+   */
+  private readonly reviveTimestamps = new Map<number, number>();
+  /**
+   * Per revive queue, the highest offset counted as read by the metrics. A round that finds checkpoints not yet
+   * due reads them again in the next (Java waits inside its round for up to 4 s instead), so records are counted
+   * at their first read, as they are counted once in Java's usual flow.
+   */
+  private readonly countedUpTo = new Map<number, number>();
   private started = false;
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> | null = null;
@@ -102,8 +119,25 @@ export class PopReviveService {
 
   private async reviveQueue(qid: number): Promise<number> {
     const scan = await this.scanQueue(qid);
-    await this.mergeAndRevive(qid, scan);
+    const oldest = await this.mergeAndRevive(qid, scan);
+    this.reviveTimestamps.set(qid, oldest ?? Date.now());
     return scan.checkPoints.size;
+  }
+
+  /**
+   * Java getReviveBehindMessages / getReviveBehindMillis of a revive queue: records after the last checkpoint done
+   * (as fixed upstream in apache/rocketmq#8652; 5.3.3 counts one more, so an empty queue shows 1), and, while any
+   * are, the time since the revive time of the oldest checkpoint of the queue's last round. 0 and 0 before the
+   * queue's first round.
+   */
+  behind(qid: number): ReviveBehind {
+    const since = this.reviveTimestamps.get(qid);
+    if (since === undefined) return { messages: 0, millis: 0 };
+    const { store, consumerOffsetManager } = this.core.ctx;
+    const topic = this.core.reviveTopic;
+    const done = Math.max(this.reviveOffsets.get(qid) ?? -1, consumerOffsetManager.queryOffset(REVIVE_GROUP, topic, qid));
+    const max = store.getMaxOffsetInQueue(topic, qid);
+    return { messages: Math.max(0, max - done - 1), millis: max - done > 1 ? Math.max(0, Date.now() - since) : 0 };
   }
 
   /** PopReviveService.consumeReviveMessage */
@@ -150,15 +184,20 @@ export class PopReviveService {
     }
     const tags = getProperty(rec.propertiesString, MessageConst.TAGS);
     const text = rec.body.toString('utf8');
+    const metrics = this.core.ctx.stats.metrics;
+    const firstRead = metrics !== undefined && rec.queueOffset > (this.countedUpTo.get(rec.queueId) ?? -1);
+    if (firstRead) this.countedUpTo.set(rec.queueId, rec.queueOffset);
     if (tags === CK_TAG) {
       const ck = decodeCheckPoint(text);
       if (ck) {
+        if (firstRead) metrics.popReviveRead(ck.group, ck.topic, 'CK', rec.queueId);
         ck.reviveOffset = rec.queueOffset;
         scan.checkPoints.set(reviveMergeKey(ck.topic, ck.group, ck.queueId, ck.startOffset, ck.popTime, ck.brokerName ?? ''), ck);
       }
     } else if (tags === ACK_TAG || tags === BATCH_ACK_TAG) {
       const ack = decodeAck(text);
       if (ack) {
+        if (firstRead) metrics.popReviveRead(ack.group, ack.topic, 'ACK', rec.queueId);
         const broker = ack.brokerName ? ack.brokerName : this.core.brokerName;
         const ck = scan.checkPoints.get(reviveMergeKey(ack.topic, ack.group, ack.queueId, ack.startOffset, ack.popTime, broker));
         if (ck) {
@@ -173,8 +212,11 @@ export class PopReviveService {
     if (Number.isSafeInteger(deliver) && deliver > scan.endTime) scan.endTime = deliver;
   }
 
-  /** PopReviveService.mergeAndRevive: checkpoints in offset order, while they are old enough. */
-  private async mergeAndRevive(qid: number, scan: Scan): Promise<void> {
+  /**
+   * PopReviveService.mergeAndRevive: checkpoints in offset order, while they are old enough. Returns the revive
+   * time of the first (in offset order) checkpoint the scan found, if any.
+   */
+  private async mergeAndRevive(qid: number, scan: Scan): Promise<number | undefined> {
     const { ctx } = this.core;
     const topic = this.core.reviveTopic;
     const sorted = [...scan.checkPoints.values()].sort((a, b) => a.reviveOffset - b.reviveOffset);
@@ -193,6 +235,7 @@ export class PopReviveService {
       ctx.consumerOffsetManager.commitOffset(REVIVE_GROUP, topic, qid, newOffset);
     }
     this.reviveOffsets.set(qid, Math.max(newOffset, this.reviveOffsets.get(qid) ?? -1));
+    return sorted.length > 0 ? reviveTimeOf(sorted[0]!) : undefined;
   }
 
   /** Every unacked message of the checkpoint to the retry topic; a failure re-puts a one-message checkpoint. */
@@ -229,6 +272,7 @@ export class PopReviveService {
       if (ctx.consumerOffsetManager.queryOffset(ck.group, topic, 0) < 0) ctx.consumerOffsetManager.commitOffset(ck.group, topic, 0, 0);
     }
     const res = await ctx.store.putMessage(msg);
+    ctx.stats.metrics?.popReviveRetried(ck.group, ck.topic, res.status);
     if (!WRITTEN.has(res.status)) {
       ctx.logger.error({ topic, status: res.status }, 'revive: retry message not stored');
       return false;
