@@ -21,6 +21,22 @@ async function start(overrides: Partial<BrokerConfig> = {}): Promise<{ server: T
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('5.x timer messages', () => {
+  it('enqueue latency (Java getEnqueueBehindMillis): how long ago the last entry taken in was stored, for 2 s after', async () => {
+    const { server, client } = await start();
+    const svc = server.broker.context.timerMessageService!;
+    expect(svc.enqueueBehindMillis()).toBe(0); // nothing taken in since the start
+    const res = await send(client, server.brokerAddr, 'TimerLatency', { TIMER_DELIVER_MS: String(Date.now() + 60_000) });
+    expect(res.code).toBe(ResponseCode.SUCCESS);
+    await waitFor(() => svc.status().queueEnd === 1, 5000, 'the entry taken in');
+    const takenBy = Date.now();
+    const parked = await pullAll(client, server.brokerAddr, TIMER_TOPIC);
+    expect(parked).toHaveLength(1);
+    const storedMs = Number(parked[0]!.record.storeTimestamp);
+    // taken in at or after its store time: a second after that time is within 2 s of the taking in
+    expect(svc.enqueueBehindMillis(storedMs + 1000)).toBe(1000);
+    expect(svc.enqueueBehindMillis(takenBy + 2000)).toBe(0);
+  });
+
   it('parks a TIMER_DELIVER_MS message and delivers it at the due time, not before', async () => {
     const { server, client } = await start();
     const deliverMs = Date.now() + 2000;

@@ -6,6 +6,11 @@ import { onsConsumer, onsProducer } from '../helpers/ali-ons.js';
 import { runScript, tail } from '../helpers/compat.js';
 import { createTypedTopic, grpcEndpoint, quietLogger, rmq } from '../grpc/helpers.js';
 import { type TestServer, createTopic, startTestServer, waitFor } from '../helpers/server.js';
+import { silentLogger } from '../../src/common/logger.js';
+import { RequestCode } from '../../src/common/request-code.js';
+import { ResponseCode } from '../../src/common/response-code.js';
+import { RemotingClient } from '../../src/remoting/client.js';
+import { createRequest } from '../../src/remoting/command.js';
 
 /**
  * The Prometheus endpoint (metricsExporterType=PROM) scraped while ali-ons producers and a consumer run: the
@@ -304,6 +309,36 @@ describe('Prometheus metrics', () => {
     expect(sum(s, 'rocketmq_timer_enqueue_total', row)).toBe(4);
     expect(s.filter((x) => x.name === 'rocketmq_timer_dequeue_lag' && x.labels.storage_type === 'local').map((x) => x.value)).toEqual([0]);
     expect(s.filter((x) => x.name === 'rocketmq_timer_enqueue_lag' && x.labels.storage_type === 'local').map((x) => x.value)).toEqual([0]);
+  });
+
+  it('times topic and group creation as the official broker does, refused ones included', { timeout: 30_000 }, async () => {
+    // Official 5.3.3 after mqadmin updateTopic of a topic and of rmq_sys_… (refused) and updateSubGroup: one success
+    // (is_system=false) and one failure (is_system=true) for topics, one success for groups; ours the same.
+    const topics = (status: string, system: string) => ({ invocation_status: status, is_system: system });
+    const count = 'rocketmq_topic_create_execution_time_milliseconds_count';
+    const groupCount = 'rocketmq_consumer_group_create_execution_time_milliseconds_count';
+    let s = await scrape();
+    const before = [sum(s, count, topics('success', 'false')), sum(s, count, topics('failure', 'true')), sum(s, groupCount, { invocation_status: 'success' })];
+    await createTopic(server, 'MetricsCreateTopic', 2);
+    const client = new RemotingClient(silentLogger());
+    try {
+      const refused = await client.request(server.brokerAddr, createRequest(RequestCode.UPDATE_AND_CREATE_TOPIC, {
+        topic: 'rmq_sys_MetricsCreate', defaultTopic: 'TBW102', readQueueNums: '2', writeQueueNums: '2', perm: '6',
+        topicFilterType: 'SINGLE_TAG', topicSysFlag: '0', order: 'false',
+      }), 5000);
+      expect(refused.code).toBe(ResponseCode.INVALID_PARAMETER);
+      const group = await client.request(server.brokerAddr, createRequest(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, {}, Buffer.from(JSON.stringify({
+        groupName: 'MetricsCreateGroup', consumeEnable: true, consumeBroadcastEnable: true, retryQueueNums: 1, retryMaxTimes: 16, brokerId: 0,
+        whichBrokerWhenConsumeSlowly: 1, notifyConsumerIdsChangedEnable: true,
+      }))), 5000);
+      expect(group.code).toBe(ResponseCode.SUCCESS);
+    } finally {
+      await client.close();
+    }
+    s = await scrape();
+    expect([sum(s, count, topics('success', 'false')), sum(s, count, topics('failure', 'true')), sum(s, groupCount, { invocation_status: 'success' })])
+      .toEqual([before[0] + 1, before[1] + 1, before[2] + 1]);
+    expect(sum(s, 'rocketmq_topic_create_execution_time_milliseconds_bucket', { ...topics('failure', 'true'), le: '5000' })).toBe(before[1] + 1);
   });
 
   it('refuses to start on a metrics port in use, naming the key', () => {

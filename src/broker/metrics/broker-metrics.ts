@@ -24,6 +24,8 @@ const MESSAGE_SIZE_BUCKETS = [1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 10
 const FINISH_LATENCY_BUCKETS_S = [5, 60, 600, 3600, 43200, 86400];
 /** Java DefaultStoreMetricsManager: timer message delay buckets in seconds (1 min, 10 min, 1 h, 12 h, 1 day, 3 days). */
 const DELAY_BUCKETS_S = [60, 600, 3600, 43200, 86400, 259200];
+/** Java BrokerMetricsManager createTimeBuckets: topic and group creation times, 10 ms … 5 s. */
+const CREATE_TIME_BUCKETS_MS = [10, 100, 1000, 3000, 5000];
 /** Java RemotingMetricsManager: RPC latency buckets in ms (as the official 5.3.3 broker exposes them). */
 const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000, 2000, 3000];
 
@@ -85,6 +87,8 @@ export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
   private readonly timingCounts = new Map<string, number>();
   /** Half messages not yet committed, rolled back or discarded, per real topic, counted since this start. */
   private readonly halfCounts = new Map<string, number>();
+  private readonly topicCreateTime: Histogram;
+  private readonly groupCreateTime: Histogram;
   private readonly popRevivePuts: Counter;
   private readonly popReviveReads: Counter;
   private readonly popReviveRetries: Counter;
@@ -157,10 +161,23 @@ export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
       new Gauge({ name: 'rocketmq_timer_dequeue_lag', help: 'Timer dequeue messages lag', labelNames: labels(...storeLabelNames), registers: [r], collect() {
         this.set(storeLabels, timer.dequeueBehind().messages);
       } });
+      new Gauge({ name: 'rocketmq_timer_enqueue_latency_milliseconds', help: 'Timer enqueue latency', labelNames: labels(...storeLabelNames), registers: [r], collect() {
+        this.set(storeLabels, timer.enqueueBehindMillis());
+      } });
       new Gauge({ name: 'rocketmq_timer_dequeue_latency_milliseconds', help: 'Timer dequeue latency', labelNames: labels(...storeLabelNames), registers: [r], collect() {
         this.set(storeLabels, timer.dequeueBehind().millis);
       } });
     }
+    // Java AdminBrokerProcessor: how long UPDATE_AND_CREATE_TOPIC(_LIST) / _SUBSCRIPTIONGROUP(_LIST) took, refused
+    // ones included (invocation_status=failure).
+    this.topicCreateTime = new Histogram({
+      name: 'rocketmq_topic_create_execution_time_milliseconds', help: 'The distribution of create topic time',
+      labelNames: labels('invocation_status', 'is_system'), buckets: CREATE_TIME_BUCKETS_MS, registers: [r],
+    });
+    this.groupCreateTime = new Histogram({
+      name: 'rocketmq_consumer_group_create_execution_time_milliseconds', help: 'The distribution of create subscription time',
+      labelNames: labels('invocation_status'), buckets: CREATE_TIME_BUCKETS_MS, registers: [r],
+    });
     // Java PopMetricsManager. Its buffer series are those of PopBufferMergeService, which ours does not have: each
     // checkpoint and ack goes to the revive topic at once, so the two buffer gauges are 0, and the buffer's scan
     // time histogram has no samples to show (left out).
@@ -316,6 +333,23 @@ export class BrokerMetrics implements BrokerMetricsSink, TimerEvents {
 
   popReviveRetried(group: string, topic: string, status: string): void {
     this.popReviveRetries.inc({ consumer_group: group, topic, put_status: status });
+  }
+
+  /**
+   * An answered admin request that creates or updates topics or groups, timed as Java times it (whole ms);
+   * `firstTopic`: the topic of a topic request (of a list, its first: Java tests the names joined with ';').
+   */
+  adminCreateTimed(requestCode: number, success: boolean, elapsedMs: number, firstTopic: string | undefined): void {
+    const invocation_status = success ? 'success' : 'failure';
+    const ms = Math.floor(elapsedMs);
+    if (requestCode === RequestCode.UPDATE_AND_CREATE_TOPIC || requestCode === RequestCode.UPDATE_AND_CREATE_TOPIC_LIST) {
+      const topic = firstTopic ?? '';
+      // a list's joined names are a system topic only by the rmq_sys_ prefix
+      const system = requestCode === RequestCode.UPDATE_AND_CREATE_TOPIC ? isSystemTopic(this.ctx, topic) : topic.startsWith('rmq_sys_');
+      this.topicCreateTime.observe({ invocation_status, is_system: String(system) }, ms);
+    } else if (requestCode === RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP || requestCode === RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST) {
+      this.groupCreateTime.observe({ invocation_status }, ms);
+    }
   }
 
   rpc(requestCode: number, responseCode: number | undefined, latencyMs: number, oneway: boolean, longPolling: boolean): void {

@@ -2,6 +2,8 @@
 // answers the exposition; we answer GET /metrics and GET /) and the RPC-latency hook around every request.
 import type http from 'node:http';
 import { ConfigError } from '../../common/config-schema.js';
+import { RequestCode } from '../../common/request-code.js';
+import { ResponseCode } from '../../common/response-code.js';
 import type { Logger } from '../../common/logger.js';
 import { type RemotingCommand, isOneway } from '../../remoting/command.js';
 import type { RequestHook } from '../../remoting/dispatcher.js';
@@ -41,6 +43,18 @@ export function metricsHandler(metrics: BrokerMetrics): http.RequestListener {
 }
 
 /** rocketmq_rpc_latency per request code and answer (Java RemotingMetricsManager via NettyRemotingAbstract). */
+const CREATE_CODES: ReadonlySet<number> = new Set([
+  RequestCode.UPDATE_AND_CREATE_TOPIC, RequestCode.UPDATE_AND_CREATE_TOPIC_LIST,
+  RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST,
+]);
+
+/** The topic a topic-creating request names: its header's, or the first topicName of a list's JSON body. */
+function firstTopicOf(req: RemotingCommand): string | undefined {
+  if (req.code === RequestCode.UPDATE_AND_CREATE_TOPIC) return req.extFields?.topic;
+  if (req.code !== RequestCode.UPDATE_AND_CREATE_TOPIC_LIST || !req.body) return undefined;
+  return /"topicName":"((?:[^"\\]|\\.)*)"/.exec(req.body.toString('utf8'))?.[1];
+}
+
 export function rpcMetricsHook(metrics: BrokerMetrics): RequestHook {
   const started = new WeakMap<RemotingCommand, number>();
   return {
@@ -52,7 +66,9 @@ export function rpcMetricsHook(metrics: BrokerMetrics): RequestHook {
       const t0 = started.get(req);
       // Java records an answer written (NettyRemotingAbstract.writeResponse): nothing when there is none
       if (t0 === undefined || !res) return;
-      metrics.rpc(req.code, res?.code, performance.now() - t0, isOneway(req), req.suspended === true);
+      const elapsedMs = performance.now() - t0;
+      metrics.rpc(req.code, res?.code, elapsedMs, isOneway(req), req.suspended === true);
+      if (CREATE_CODES.has(req.code)) metrics.adminCreateTimed(req.code, res.code === ResponseCode.SUCCESS, elapsedMs, firstTopicOf(req));
     },
   };
 }

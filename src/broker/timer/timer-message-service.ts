@@ -87,6 +87,9 @@ export interface TimerEvents {
 
 export class TimerMessageService {
   readonly precisionMs: number;
+  /** When the last new timer-queue entry was taken in, and its store time (enqueueBehindMillis). */
+  private lastEnqueueAtMs = Number.NEGATIVE_INFINITY;
+  private lastEnqueueStoreMs = 0;
   /** The metrics, when they are on. */
   events?: TimerEvents;
   readonly tuning: TimerTuning;
@@ -244,6 +247,8 @@ export class TimerMessageService {
     if (marker) this.noteMarker(marker.key, marker.outMs, e.queueOffset);
     if (this.markersReady) this.recalls.seenBelow = this.knownEnd;
     this.admit({ actionMs: e.tagsCode, queueOffset: e.queueOffset, commitLogOffset: e.commitLogOffset, sizeBytes: e.sizeBytes });
+    this.lastEnqueueAtMs = Date.now();
+    this.lastEnqueueStoreMs = e.storeTimestamp;
     if (this.events && e.propertiesString) {
       this.events.timerEnqueued(getProperty(e.propertiesString, MessageConst.REAL_TOPIC) ?? '', Math.floor((e.tagsCode - e.storeTimestamp) / 1000));
     }
@@ -258,6 +263,13 @@ export class TimerMessageService {
     const messages = this.inFlight.size + this.heap.countAtOrBelow(dueBy);
     const oldest = this.heap.peekActionMs();
     return { messages, millis: messages > 0 && oldest <= dueBy ? nowMs - oldest - this.precisionMs : 0 };
+  }
+
+  /**
+   * Java getEnqueueBehindMillis: for 2 s after an entry was taken in, how long ago that entry was stored (else 0).
+   */
+  enqueueBehindMillis(nowMs: number = Date.now()): number {
+    return nowMs - this.lastEnqueueAtMs < 2000 ? nowMs - this.lastEnqueueStoreMs : 0;
   }
 
   /** Java getEnqueueBehindMessages: timer-queue entries the service has not taken in yet. */
