@@ -33,12 +33,17 @@ function parse(text: string): Array<{ name: string; labels: Record<string, strin
   return out;
 }
 
+type Sample = ReturnType<typeof parse>[number];
+
+/** The sum of a series' samples whose labels include `match`. */
+function sum(samples: Sample[], name: string, match: Record<string, string>): number {
+  return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+}
+
 describe('Prometheus metrics', () => {
   let server: TestServer;
   let url: string;
   const scrape = async () => parse(await (await fetch(url)).text());
-  const sum = (samples: Awaited<ReturnType<typeof scrape>>, name: string, match: Record<string, string>) =>
-    samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
 
   beforeAll(async () => {
     // transactionCheckInterval as compat/go's transaction scenario needs (checks every 2 s)
@@ -358,8 +363,6 @@ describe('POP revive metrics', () => {
   let server: TestServer;
   let url: string;
   const scrape = async () => parse(await (await fetch(url)).text());
-  const sum = (samples: Awaited<ReturnType<typeof scrape>>, name: string, match: Record<string, string>) =>
-    samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
 
   beforeAll(async () => {
     server = await startTestServer({
@@ -385,7 +388,7 @@ describe('POP revive metrics', () => {
     const revive = server.broker.pop.revive;
     const put = (type: string) => ({ consumer_group: group, topic, revive_message_type: type, put_status: 'PUT_OK' });
     const read = (type: string) => ({ consumer_group: group, topic, revive_message_type: type });
-    const lagRows = (s: Awaited<ReturnType<typeof scrape>>, name: string) => s.filter((x) => x.name === name && x.labels.queue_id !== undefined);
+    const lagRows = (s: Sample[], name: string) => s.filter((x) => x.name === name && x.labels.queue_id !== undefined);
     try {
       await producer.startup();
       for (let i = 0; i < 3; i++) await producer.send({ topic, tag: 'T', body: Buffer.from(`pop ${i}`) });
