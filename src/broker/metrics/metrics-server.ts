@@ -42,7 +42,7 @@ export function metricsHandler(metrics: BrokerMetrics): http.RequestListener {
   };
 }
 
-/** rocketmq_rpc_latency per request code and answer (Java RemotingMetricsManager via NettyRemotingAbstract). */
+/** Admin requests whose time also goes to the topic / group creation histograms (Java AdminBrokerProcessor). */
 const CREATE_CODES: ReadonlySet<number> = new Set([
   RequestCode.UPDATE_AND_CREATE_TOPIC, RequestCode.UPDATE_AND_CREATE_TOPIC_LIST,
   RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST,
@@ -55,6 +55,10 @@ function firstTopicOf(req: RemotingCommand): string | undefined {
   return /"topicName":"((?:[^"\\]|\\.)*)"/.exec(req.body.toString('utf8'))?.[1];
 }
 
+/**
+ * rocketmq_rpc_latency per request code and answer (Java RemotingMetricsManager via NettyRemotingAbstract), and the
+ * creation times of topics and groups.
+ */
 export function rpcMetricsHook(metrics: BrokerMetrics): RequestHook {
   const started = new WeakMap<RemotingCommand, number>();
   return {
