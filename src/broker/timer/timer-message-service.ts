@@ -67,6 +67,14 @@ interface Counters {
 const NO_RETRY = new Set(['MESSAGE_ILLEGAL', 'PROPERTIES_SIZE_EXCEEDED']);
 const STORED = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 'FLUSH_SLAVE_TIMEOUT', 'SLAVE_NOT_AVAILABLE']);
 
+/** What the timer tells the metrics (Java DefaultStoreMetricsManager's timer counters). */
+export interface TimerEvents {
+  /** A message parked on the timer topic was taken in; delaySeconds: its action time after it was stored. */
+  timerEnqueued(realTopic: string, delaySeconds: number): void;
+  /** A parked message left the timer: delivered, re-parked further on, recalled, or a due delete marker. */
+  timerDequeued(realTopic: string): void;
+}
+
 /**
  * 5.x timer messages (Java TimerMessageStore, with a different index): messages parked on rmq_sys_wheel_timer
  * q0 carry their action time in the consume-queue tagsCode. Entries due within `windowMs` sit in a min-heap;
@@ -77,14 +85,6 @@ const STORED = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 'FLUSH_SLAVE_TIMEOUT', '
  * Invariant: every pending entry at or below the frontier (fMs, fOff) — in (actionMs, queueOffset) order —
  * is in the heap or being delivered; every other pending entry is counted in its block's minimum.
  */
-/** What the timer tells the metrics (Java DefaultStoreMetricsManager's timer counters). */
-export interface TimerEvents {
-  /** A message parked on the timer topic was taken in; delaySeconds: its action time after it was stored. */
-  timerEnqueued(realTopic: string, delaySeconds: number): void;
-  /** A parked message left the timer: delivered, re-parked further on, recalled, or a due delete marker. */
-  timerDequeued(realTopic: string): void;
-}
-
 export class TimerMessageService {
   readonly precisionMs: number;
   /** When the last new timer-queue entry was taken in, and its store time (enqueueBehindMillis). */
