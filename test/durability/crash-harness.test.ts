@@ -143,6 +143,10 @@ async function readBack(brokerAddr: string): Promise<{ ids: Set<string>; corrupt
           continue;
         }
         if (res.code !== ResponseCode.SUCCESS) break;
+        if (res.messages.length === 0) {
+          corrupt.push(`${q}:${offset}:FOUND without a message`); // never loop on an answer that does not move on
+          break;
+        }
         for (const m of res.messages) {
           total++;
           const id = idOf(m.body);

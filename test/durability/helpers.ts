@@ -26,15 +26,29 @@ export interface DecodedMessage {
 
 interface AliOnsByteBuffer {
   hasRemaining(): boolean;
+  position(): number;
 }
 const MessageDecoder = requireFromAliOns('./message/message_decoder') as {
-  decodes(buf: AliOnsByteBuffer, readBody?: boolean): Array<Record<string, unknown>>;
+  /** null where the record does not decode (ali-ons swallows the error and moves to the end). */
+  decode(buf: AliOnsByteBuffer, readBody: boolean, deCompressBody: boolean): Record<string, unknown> | null;
 };
 const ByteBuffer = requireFromAliOns('byte') as { wrap(b: Buffer): AliOnsByteBuffer };
 
-/** Decodes a pull body with ali-ons' own decoder. */
+/**
+ * Decodes a pull body with ali-ons' own decoder, bodies as stored: a producer may set the compressed flag on a body
+ * that is not zlib (the broker stores it as sent), and ali-ons' decodes() then drops that message and every one
+ * after it without a word. A record that does not decode is an error here, never a shorter list.
+ */
 export function decodeWithAliOns(body: Buffer): DecodedMessage[] {
-  return MessageDecoder.decodes(ByteBuffer.wrap(body)).map((m) => ({
+  const buf = ByteBuffer.wrap(body);
+  const decoded: Array<Record<string, unknown>> = [];
+  while (buf.hasRemaining()) {
+    const at = buf.position();
+    const m = MessageDecoder.decode(buf, true, false);
+    if (!m) throw new Error(`pulled body of ${body.length} bytes: the record at byte ${at} does not decode (ali-ons MessageDecoder)`);
+    decoded.push(m);
+  }
+  return decoded.map((m) => ({
     topic: m.topic as string,
     queueId: m.queueId as number,
     queueOffset: Number(m.queueOffset),

@@ -175,7 +175,7 @@ async function checkRecovered(root: string, mode: 'SYNC_FLUSH' | 'ASYNC_FLUSH', 
         let offset = min;
         for (;;) {
           const r = await store.getMessage(topic, q, offset, 32, 1 << 20);
-          if (r.status !== 'FOUND') break;
+          if (r.status !== 'FOUND' || r.records.length === 0) break; // the hole check below names a stop short of the max
           for (const b of r.records) {
             const d = decodeRecord(b);
             const i = Number(/^msg-(\d+)-/.exec(d.body.toString())?.[1]);
