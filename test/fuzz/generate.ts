@@ -61,6 +61,11 @@ export interface FuzzFrame {
   answerWithinMs: number;
 }
 
+/**
+ * The fuzzed topic the frames never delete, so the runner has one whose queues, written by every kind of fuzzed send
+ * (flags, properties, delays, batches), it can read back whole at the end. Most runs delete the others.
+ */
+export const KEPT_TOPIC = 'FuzzT0';
 const TOPICS = ['FuzzT0', 'FuzzT1', 'FuzzT2', 'FuzzT3', '%RETRY%FuzzG0', '%DLQ%FuzzG1', 'TBW102', 'SCHEDULE_TOPIC_XXXX',
   'RMQ_SYS_TRANS_HALF_TOPIC', 'rmq_sys_wheel_timer', 'DefaultCluster', 'broker-a', 'SELF_TEST_TOPIC'];
 const GROUPS = ['FuzzG0', 'FuzzG1', 'FuzzG2', 'CID_RMQ_SYS_TRANS', 'TOOLS_CONSUMER'];
@@ -119,6 +124,7 @@ export class FrameGenerator {
       out[name] = this.value(type, name);
     }
     if (code === RequestCode.PULL_MESSAGE || code === RequestCode.LITE_PULL_MESSAGE) this.boundSuspension(out);
+    if (code === RequestCode.DELETE_TOPIC_IN_BROKER && out.topic === KEPT_TOPIC) out.topic = 'FuzzT1';
     if (r.chance(0.05)) out[r.pick(['x', 'zz', '', '\u0000', 'a'.repeat(300)])] = r.pick(['1', '', 'v'.repeat(1000)]);
     if (spec?.letters && r.chance(0.6)) {
       // SEND_MESSAGE_V2 style: the letters instead of the names.
