@@ -1,5 +1,6 @@
 // Load driver for the gRPC benchmark (bench/grpc-bench.mjs): the stock rocketmq-client-java 5.x against a gRPC
-// endpoint. One JSON line per result on stdout.
+// endpoint. One JSON line per result on stdout, and the lines {"event":"window-start"} / {"event":"window-end"} around
+// each measured window (the runner reads the servers' CPU time there).
 //   java -cp 'lib/*:classes' GrpcBench send    ENDPOINT TOPIC THREADS SECONDS WARMUP_SECONDS SIZE
 //   java -cp 'lib/*:classes' GrpcBench prefill ENDPOINT TOPIC COUNT SIZE
 //   java -cp 'lib/*:classes' GrpcBench consume ENDPOINT TOPIC GROUP THREADS COUNT
@@ -36,6 +37,11 @@ public class GrpcBench {
         System.exit(0);
     }
 
+    static void mark(String event) {
+        System.out.println("{\"event\":\"" + event + "\"}");
+        System.out.flush();
+    }
+
     static void send(ClientConfiguration cfg, String topic, int threads, int seconds, int warmup, int size) throws Exception {
         Producer p = P.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic).build();
         byte[] body = new byte[size];
@@ -67,10 +73,12 @@ public class GrpcBench {
             ts.add(th);
         }
         Thread.sleep(warmup * 1000L);
+        mark("window-start");
         long start = System.nanoTime();
         measuring.set(true);
         Thread.sleep(seconds * 1000L);
         measuring.set(false);
+        mark("window-end");
         double secs = (System.nanoTime() - start) / 1e9;
         stop.set(true);
         for (Thread th : ts) th.join();
@@ -133,10 +141,12 @@ public class GrpcBench {
             });
             ts.add(th);
         }
+        mark("window-start");
         long start = System.nanoTime();
         for (Thread th : ts) th.start();
         for (Thread th : ts) th.join();
         double secs = (System.nanoTime() - start) / 1e9;
+        mark("window-end");
         System.out.printf("{\"event\":\"consume\",\"msgs\":%d,\"seconds\":%.3f,\"tput\":%.1f,\"errors\":%d,\"startupSeconds\":%.3f}%n",
             got.get(), secs, got.get() / secs, errors.get(), (start - t0) / 1e9);
         for (SimpleConsumer c : cs) c.close();
