@@ -46,7 +46,7 @@ export interface FuzzReport {
   phaseMs: { fuzz: number; drain: number; verify: number };
   /** Messages read back from the check and fuzzed topics at the end. */
   verifiedMessages: number;
-  /** Of those, the fuzzed topics' (none where a fuzzed DELETE_TOPIC came last, which most runs send). */
+  /** Of those, the fuzzed topics': KEPT_TOPIC's, and FuzzT1's unless a fuzzed DELETE_TOPIC came after its sends. */
   verifiedFuzzedMessages: number;
   failures: string[];
 }
