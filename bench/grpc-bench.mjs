@@ -20,6 +20,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { awaitRoute, createTopic } from '../compat/grpc/admin.mjs';
 import { pickPorts } from '../compat/lib/servers.mjs';
+import { classpath, driver } from './java-driver.mjs';
 import { CLK_TCK, procTicksSplit } from './proc.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -105,29 +106,15 @@ function java(d, args, work, pids) {
 }
 
 /** The remoting pull consumer of `npm run bench` (compat/bench, rocketmq-client 4.9.8) draining its own backlog. */
-function pullDrain(ns, topic, work, pids) {
-  const cp = sh('bash', [path.join(ROOT, 'compat/bench/build.sh')]).trim().split('\n').pop();
-  return new Promise((resolve, reject) => {
-    const p = spawn('java', ['-Xmx1g', `-Duser.home=${path.join(work, 'driver-home')}`, `-Drocketmq.client.logRoot=${path.join(work, 'driver-logs')}`,
-      '-cp', cp, 'bench.Driver', '--mode', 'consume', '--namesrv', ns, '--topic', topic, '--size', '1024', '--threads', '16',
-      '--prefill', String(BACKLOG), '--prefillSeconds', '60', '--warmup', '0', '--seconds', String(SECONDS), '--runs', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let run;
-    let from;
-    let to;
-    readline.createInterface({ input: p.stdout }).on('line', (l) => {
-      let ev;
-      try { ev = JSON.parse(l); } catch { return; /* not an event */ }
-      if (ev.event === 'run-start') from = ticksOf(pids);
-      else if (ev.event === 'run-end') {
-        to = ticksOf(pids);
-        run = ev;
-      }
-    });
-    p.on('close', (code) => {
-      if (code !== 0 || !run) reject(new Error(`pull driver exited ${code}`));
-      else resolve({ msgs: run.result.count, tput: run.result.throughput, seconds: run.result.durationMs / 1000, cpu: cpuPerMsg(from, to, run.result.count) });
-    });
+async function pullDrain(ns, topic, work, pids) {
+  let from;
+  const { done } = driver(await classpath(), work, ['--mode', 'consume', '--namesrv', ns, '--topic', topic, '--size', '1024',
+    '--threads', '16', '--prefill', String(BACKLOG), '--prefillSeconds', '60', '--warmup', '0', '--seconds', String(SECONDS), '--runs', '1'], {
+    hooks: { start: () => (from = ticksOf(pids)), end: () => ({ ticksAtEnd: ticksOf(pids) }) },
   });
+  const [run] = await done;
+  if (!run) throw new Error('the pull driver ended without a run');
+  return { msgs: run.count, tput: run.throughput, seconds: run.durationMs / 1000, cpu: cpuPerMsg(from, run.ticksAtEnd, run.count) };
 }
 
 async function withServer(kind, work, fn) {
