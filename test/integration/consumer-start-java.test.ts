@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScript, tail } from '../helpers/compat.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
+/** Runs of the scenario at most, until the race has happened once. */
+const MAX_RUNS = 3;
+
 /**
  * New stock Java 4.9.8 push consumers start every queue at once: compat/java ConsumerStartTest (tag
  * "consumerStart") starts 12 consumers in new groups, one after another, on a 16-queue topic. At its first
@@ -10,9 +13,6 @@ import { type TestServer, startTestServer } from '../helpers/server.js';
  * refuses them with SUBSCRIPTION_NOT_LATEST and the client pulls those queues again 1 s later (measured in about
  * half of the starts, README "Consumer start-up"). Here: some pulls did wait (the race happened), none was refused.
  */
-/** Runs of the scenario at most, until the race has happened once. */
-const MAX_RUNS = 3;
-
 describe('stock Java push consumers starting on a 16-queue topic', () => {
   let server: TestServer;
 
