@@ -1,8 +1,9 @@
 // The fuzzer's runner: the real server as a child (with a probe of its event loop), several connections each
 // sending generated frames, and the oracle. Every frame must get an answer with a remark (or success) or see its
 // connection closed; the server must not crash, stall its event loop for more than 100 ms, lose an acknowledged
-// message or leave a hole in a queue, and must shut down cleanly at the end. A failure names the seed and
-// writes the frames of the moment as hex.
+// message or leave a hole in a queue, and must shut down cleanly at the end, leaving a store whose every record
+// and consume-queue entry checks out offline (store-check.ts). A failure names the seed and writes the frames of
+// the moment as hex.
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -17,6 +18,7 @@ import { type ChildServer, ensureDist, startChildServer } from '../helpers/child
 import { type TestServer, createTopic } from '../helpers/server.js';
 import { rawPull, rawSend } from '../durability/helpers.js';
 import { type FuzzFrame, FrameGenerator, KEPT_TOPIC, Rng } from './generate.js';
+import { type StoreCheckReport, checkStoreOffline } from './store-check.js';
 
 export interface FuzzOptions {
   seed: number;
@@ -48,6 +50,8 @@ export interface FuzzReport {
   verifiedMessages: number;
   /** Of those, the fuzzed topics': KEPT_TOPIC's, and FuzzT1's unless a fuzzed DELETE_TOPIC came after its sends. */
   verifiedFuzzedMessages: number;
+  /** The offline check of the store after the clean shut-down (store-check.ts): every record and queue entry on disk. */
+  storeCheck?: Omit<StoreCheckReport, 'failures'>;
   failures: string[];
 }
 
@@ -391,6 +395,12 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     try {
       const ended = await server.stop({ killAfterMs: 30_000, giveUpAfterMs: 15_000 });
       if (wasRunning && ended.code !== 0 && !aborted) fail(`the server did not shut down cleanly (${ended.code ?? ended.signal})`);
+      if (wasRunning && ended.code === 0 && !aborted) {
+        phase = 'checking the stopped store';
+        const { failures, ...counts } = checkStoreOffline(storeDir);
+        report.storeCheck = counts;
+        for (const f of failures) fail(f);
+      }
     } catch (e) {
       fail((e as Error).message); // still there 15 s after SIGKILL
     }
