@@ -16,14 +16,11 @@ import {
   parseSubscriptionGroupConfig,
   validateGroupName,
 } from '../subscription/subscription-group-manager.js';
-import { encodeMessageQueueTable } from './admin-topic.js';
+import { QUEUES_PER_TURN, Turns, encodeMessageQueueTableInTurns, yieldToLoop } from './queue-tables.js';
 import { parseJsonBody, withBodyErrors } from './client-manage.js';
 
 const body = (text: string): Buffer => Buffer.from(text);
 
-/** GET_BROKER_CONSUME_STATS gives the event loop a turn after about this many queue entries. */
-const ENTRIES_PER_TURN = 1_000;
-const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Java body.Connection, fields in fastjson's order. */
 function connectionJson(ch: ClientChannelInfo): Record<string, unknown> {
@@ -139,14 +136,16 @@ async function getConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promis
   const h = new HeaderReader(req.extFields);
   const group = h.str('consumerGroup');
   const entries: Array<[MessageQueue, OffsetWrapper]> = [];
+  const turns = new Turns();
   for (const topic of consumeStatsTopics(ctx, group, h.optStr('topic'), h.optStr('topicList'))) {
     const tc = ctx.topicConfigManager.get(topic);
     if (!tc) continue;
     for (let queueId = 0; queueId < tc.readQueueNums; queueId++) {
+      await turns.done();
       entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, await offsetWrapper(ctx, group, topic, queueId)]);
     }
   }
-  const text = encodeMessageQueueTable(entries, { consumeTps: new JavaDouble(0) });
+  const text = await encodeMessageQueueTableInTurns(entries, { consumeTps: new JavaDouble(0) });
   return createResponse(ResponseCode.SUCCESS, undefined, {}, body(text));
 }
 
@@ -157,7 +156,7 @@ async function getConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promis
  * leaves it 0 here, which makes its totalInflightDiff minus the sum of the consumer offsets).
  *
  * The answer can be large (4 groups with offsets on 2,000 topics of 8 queues: 64,000 entries, 9.2 MB), so it is
- * written one topic at a time and the event loop gets a turn every ENTRIES_PER_TURN entries: built in one piece, it
+ * written one topic at a time and the event loop gets a turn every QUEUES_PER_TURN entries: built in one piece, it
  * held the loop 0.5 s (warm) to 0.6 s (after a restart); the text is the same byte for byte.
  */
 async function getBrokerConsumeStats(ctx: BrokerContext, req: RemotingCommand): Promise<RemotingCommand> {
@@ -182,7 +181,7 @@ async function getBrokerConsumeStats(ctx: BrokerContext, req: RemotingCommand): 
       }
       statsOfGroup.push(stringifyFastjson({ consumeTps: new JavaDouble(0), offsetTable: new Map(entries) }));
       sinceYield += entries.length;
-      if (sinceYield >= ENTRIES_PER_TURN) {
+      if (sinceYield >= QUEUES_PER_TURN) {
         sinceYield = 0;
         await yieldToLoop();
       }

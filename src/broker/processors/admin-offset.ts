@@ -10,6 +10,7 @@ import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import { resetClientOffset } from '../client/broker-to-client.js';
+import { Turns, stringifyArrayInTurns } from './queue-tables.js';
 
 /** MQVersion.Version.V3_0_7_SNAPSHOT.ordinal(): the first client version that understands code 220. */
 const MIN_RESET_CLIENT_VERSION = 28;
@@ -46,7 +47,9 @@ async function resetOffset(ctx: BrokerContext, req: RemotingCommand): Promise<Re
   const { store } = ctx;
   const brokerName = ctx.config.brokerName;
   const offsets: Array<[MessageQueue, number]> = [];
+  const turns = new Turns();
   for (let queueId = 0; queueId < tc.writeQueueNums; queueId++) {
+    await turns.done();
     if (onlyQueueId >= 0 && queueId !== onlyQueueId) continue;
     const consumerOffset = ctx.consumerOffsetManager.queryOffset(group, topic, queueId);
     if (consumerOffset === -1) {
@@ -118,7 +121,9 @@ async function queryConsumeTimeSpan(ctx: BrokerContext, req: RemotingCommand): P
   if (!tc) return createResponse(ResponseCode.TOPIC_NOT_EXIST, `topic[${topic}] not exist`);
   const { store } = ctx;
   const spans: Array<Record<string, unknown>> = [];
+  const turns = new Turns();
   for (let queueId = 0; queueId < tc.writeQueueNums; queueId++) {
+    await turns.done();
     const minTimeStamp = await store.getEarliestMessageTime(topic, queueId);
     const maxOffset = store.getMaxOffsetInQueue(topic, queueId);
     const maxTimeStamp = await store.getMessageStoreTimestamp(topic, queueId, maxOffset - 1);
@@ -139,7 +144,8 @@ async function queryConsumeTimeSpan(ctx: BrokerContext, req: RemotingCommand): P
       minTimeStampStr: formatSpanTime(minTimeStamp),
     });
   }
-  return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(stringifyFastjson({ consumeTimeSpanSet: spans })));
+  // fastjson's {"consumeTimeSpanSet":[...]}, the spans encoded a share per turn of the event loop
+  return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(`{"consumeTimeSpanSet":${await stringifyArrayInTurns(spans)}}`));
 }
 
 export function adminOffsetProcessors(ctx: BrokerContext): ProcessorTable {

@@ -10,6 +10,7 @@ import type { MessageQueue } from '../client/types.js';
 import type { BrokerContext } from '../context.js';
 import { StatsName } from '../stats-items.js';
 import { parseJsonBody } from './client-manage.js';
+import { Turns, encodeMessageQueueTableInTurns } from './queue-tables.js';
 import { SystemTopic, type TopicConfig, validateTopicName } from '../topic/topic-config.js';
 
 /** Java TopicValidator.SYSTEM_TOPIC_SET (static part; the broker adds its cluster/broker-name topics at start). */
@@ -43,11 +44,6 @@ export function systemTopicList(ctx: BrokerContext): string[] {
   const out = new Set<string>(JAVA_SYSTEM_TOPICS);
   for (const name of ctx.topicConfigManager.table.keys()) if (isSystemTopic(ctx, name)) out.add(name);
   return [...out];
-}
-
-/** Encodes a MessageQueue-keyed table the way fastjson does (object keys in place; mqadmin/Go expect it). */
-export function encodeMessageQueueTable(entries: Array<[MessageQueue, object]>, extra: Record<string, unknown> = {}): string {
-  return stringifyFastjson({ ...extra, offsetTable: new Map(entries) });
 }
 
 /**
@@ -256,14 +252,16 @@ async function getTopicStatsInfo(ctx: BrokerContext, req: RemotingCommand): Prom
   const { store } = ctx;
   const queues = Math.max(tc.readQueueNums, tc.writeQueueNums);
   const entries: Array<[MessageQueue, Record<string, unknown>]> = [];
+  const turns = new Turns();
   for (let queueId = 0; queueId < queues; queueId++) {
+    await turns.done();
     const minOffset = Math.max(0, store.getMinOffsetInQueue(topic, queueId));
     const maxOffset = Math.max(0, store.getMaxOffsetInQueue(topic, queueId));
     const lastUpdateTimestamp = maxOffset > 0 ? await store.getMessageStoreTimestamp(topic, queueId, maxOffset - 1) : 0;
     entries.push([{ brokerName: ctx.config.brokerName, queueId, topic }, { lastUpdateTimestamp, maxOffset, minOffset }]);
   }
   // 5.x adds the topic's put rate over the last minute (older clients ignore the field).
-  const body = encodeMessageQueueTable(entries, { topicPutTps: new JavaDouble(ctx.stats.items.snapshot(StatsName.TOPIC_PUT_NUMS, topic, 'minute')?.tps ?? 0) });
+  const body = await encodeMessageQueueTableInTurns(entries, { topicPutTps: new JavaDouble(ctx.stats.items.snapshot(StatsName.TOPIC_PUT_NUMS, topic, 'minute')?.tps ?? 0) });
   return createResponse(ResponseCode.SUCCESS, undefined, {}, Buffer.from(body));
 }
 
