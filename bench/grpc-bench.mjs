@@ -11,7 +11,8 @@
 // message over the measured window (user + kernel; ours is one process, the official side the proxy, the broker and
 // the nameserver together). Results go to bench/results/grpc-<date>.json.
 // Env: BENCH_SECONDS (5; quick 2), BENCH_WARMUP (5; quick 2), BENCH_GRPC_BACKLOG (50000; quick 5000),
-// BENCH_GRPC_JIT_WARMUP (60; quick 5: seconds of unmeasured sends on each server before its first scenario).
+// BENCH_GRPC_JIT_WARMUP (60; quick 5: seconds of unmeasured sends on each server before its first scenario),
+// BENCH_OURS_NODE_ARGS (node flags for our server, e.g. --cpu-prof --cpu-prof-dir=DIR).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -123,7 +124,9 @@ async function withServer(kind, work, fn) {
   const broker = `127.0.0.1:${ports.broker}`;
   if (kind === 'ours') {
     const store = path.join(work, 'ours');
-    const p = spawn(process.execPath, [path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`,
+    // BENCH_OURS_NODE_ARGS: node flags before main.js, as in bench.mjs (e.g. `--cpu-prof --cpu-prof-dir=DIR`)
+    const nodeArgs = (process.env.BENCH_OURS_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const p = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist/main.js'), 'start', `--namesrvPort=${ports.ns}`, `--listenPort=${ports.broker}`,
       `--grpcServerPort=${ports.grpc}`, `--storePathRootDir=${store}`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
     await new Promise((resolve, reject) => {
       let seen = '';
