@@ -75,4 +75,24 @@ describe('pullOffset in GET_CONSUME_STATS', () => {
     expect(await commit(3)).toMatchObject({ code: ResponseCode.SUCCESS });
     expect(await stats('G2', topic)).toMatchObject({ consumerOffset: 3, pullOffset: 5 });
   });
+
+  it('refuses a commit for a group the broker does not know, before looking at the topic (5.3.3)', async () => {
+    // Probed against official 5.3.3: 26 "Group NoSuchGroupX not exist!" for an existing and a missing topic alike;
+    // once the group exists, its commit is stored (queue ids unchecked there too).
+    const topic = 'PoUnknownGroupT';
+    await createTopic(server, topic, 4);
+    const commit = (group: string, t: string) =>
+      call(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: group, topic: t, queueId: '1', commitOffset: '5' });
+    for (const t of [topic, 'PoNoSuchTopic']) {
+      const res = await commit('PoNoSuchGroup', t);
+      expect([res.code, res.remark]).toEqual([ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, 'Group PoNoSuchGroup not exist!']);
+    }
+    expect(server.broker.context.consumerOffsetManager.queryOffset('PoNoSuchGroup', topic, 1)).toBe(-1);
+    const group = { groupName: 'PoKnownGroup', consumeEnable: true, retryMaxTimes: 16, brokerId: 0, whichBrokerWhenConsumeSlowly: 1 };
+    expect((await call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, {}, Buffer.from(JSON.stringify(group)))).code).toBe(ResponseCode.SUCCESS);
+    expect((await commit('PoKnownGroup', topic)).code).toBe(ResponseCode.SUCCESS);
+    expect((await commit('PoKnownGroup', 'PoNoSuchTopic')).code).toBe(ResponseCode.TOPIC_NOT_EXIST);
+    const known = await call(RequestCode.QUERY_CONSUMER_OFFSET, { consumerGroup: 'PoKnownGroup', topic, queueId: '1' });
+    expect([known.code, known.extFields.offset]).toEqual([ResponseCode.SUCCESS, '5']);
+  });
 });

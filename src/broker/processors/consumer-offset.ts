@@ -22,6 +22,11 @@ export function consumerOffsetProcessors(ctx: BrokerContext): ProcessorTable {
       const topic = h.str('topic');
       const queueId = h.int('queueId');
       const offset = h.long('commitOffset');
+      // 5.x (since 5.3.0, apache/rocketmq#7964; 5.3.3 answers so): the group must exist, checked before the topic.
+      // Queue ids are not checked (5.3.3 stores an offset for queue -1 or 99 of a 4-queue topic too).
+      if (!ctx.subscriptionGroupManager.get(group)) {
+        return createResponse(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `Group ${group} not exist!`);
+      }
       if (!ctx.topicConfigManager.get(topic)) {
         return createResponse(ResponseCode.TOPIC_NOT_EXIST, `Topic ${topic} not exist!`);
       }
