@@ -21,7 +21,6 @@ import { parseJsonBody, withBodyErrors } from './client-manage.js';
 
 const body = (text: string): Buffer => Buffer.from(text);
 
-
 /** Java body.Connection, fields in fastjson's order. */
 function connectionJson(ch: ClientChannelInfo): Record<string, unknown> {
   return { clientAddr: ch.channel.remoteAddress, clientId: ch.clientId, language: ch.language, version: ch.version };

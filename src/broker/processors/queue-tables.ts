@@ -9,7 +9,7 @@ import { stringifyFastjson } from '../../common/fastjson.js';
 /** Queue entries gathered or encoded between two turns of the event loop. */
 export const QUEUES_PER_TURN = 1_000;
 
-export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Counts handled entries and yields to the event loop once every QUEUES_PER_TURN of them. */
 export class Turns {
