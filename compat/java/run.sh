@@ -73,6 +73,7 @@ if [ "$FILTER" = list ]; then
     grep -q '@Tag("acl")' "$f" && tag="   [acl: needs a broker with aclEnable=true and compat/acl/plain_acl.yml]"
     grep -q '@Tag("acl2")' "$f" && tag="   [acl2: needs a 5.x broker with authenticationEnabled/authorizationEnabled; compat/acl2-official.mjs sets it up]"
     grep -q '@Tag("consumerStart")' "$f" && tag="   [consumerStart: test/integration/consumer-start-java.test.ts runs it against ours]"
+    grep -q '@Tag("subscriptionRefresh")' "$f" && tag="   [subscriptionRefresh: test/integration/subscription-refresh-java.test.ts runs it against ours]"
     # only @Test methods: a scenario class may have helper methods with the same shape
     awk -v c="$c" -v tag="$tag" '/@Test/ {t=1; next} t && match($0, /void [a-zA-Z0-9]+\(\)/) {m=substr($0, RSTART+5, RLENGTH-7); print c "#" m tag; t=0; next} /^[[:space:]]*(public|private|protected|void|static)/ {t=0}' "$f"
   done
@@ -83,7 +84,7 @@ SEL=()
 IFS=',' read -r -a parts <<< "$FILTER"
 for f in "${parts[@]}"; do
   case "$f" in
-    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat --exclude-tag diff --exclude-tag noAutoCreate --exclude-tag acl --exclude-tag acl2 --exclude-tag consumerStart) ;;
+    all|"") SEL+=(--scan-classpath "$CLASSES" --exclude-tag restart --exclude-tag storecompat --exclude-tag diff --exclude-tag noAutoCreate --exclude-tag acl --exclude-tag acl2 --exclude-tag consumerStart --exclude-tag subscriptionRefresh) ;;
     restart) SEL+=(--scan-classpath "$CLASSES" --include-tag restart) ;;
     tag:*) SEL+=(--scan-classpath "$CLASSES" --include-tag "${f#tag:}") ;;
     *#*)

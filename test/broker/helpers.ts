@@ -43,7 +43,7 @@ export class FakeConnection implements ClientChannel {
     this.sent.push(cmd);
     return !this.isClosed;
   }
-  request(): Promise<RemotingCommand> {
+  request(_cmd: RemotingCommand, _timeoutMs: number): Promise<RemotingCommand> {
     return Promise.reject(new Error('not supported by FakeConnection'));
   }
   close(): void {

@@ -62,6 +62,8 @@ export class ConsumerManager {
   private readonly isNotifyEnabled: (group: string) => boolean;
   private readonly now: () => number;
   private readonly subVersionWaits = new SubscriptionVersionWaits((group, topic) => this.findSubscriptionData(group, topic));
+  /** Subscription versions taken from a member's own report (adoptSubscriptionVersion). */
+  private subVersionsAdopted = 0;
 
   /**
    * @param config broker config (subscriptionExpiredTimeout, read at each scan)
@@ -106,8 +108,8 @@ export class ConsumerManager {
     return this.subVersionWaits.size;
   }
 
-  get subVersionWaitStats(): { answered: number; refused: number } {
-    return { answered: this.subVersionWaits.answered, refused: this.subVersionWaits.refused };
+  get subVersionWaitStats(): { answered: number; refused: number; adopted: number } {
+    return { answered: this.subVersionWaits.answered, refused: this.subVersionWaits.refused, adopted: this.subVersionsAdopted };
   }
 
   /** The group of the heartbeats, or with fromCompensation the one known from pulls and pops only. */
@@ -171,6 +173,29 @@ export class ConsumerManager {
 
   findSubscriptionDataCount(group: string): number {
     return this.table.get(group)?.subscriptions.size ?? 0;
+  }
+
+  /** The group's member on this connection (the one it heartbeats on), if any. */
+  memberOnChannel(group: string, channel: ClientChannel): ClientChannelInfo | undefined {
+    return this.table.get(group)?.channels.get(channel);
+  }
+
+  /**
+   * Takes a newer subscription version a member reported outside a heartbeat (subscription-refresh.ts) when the
+   * expression is the one held: only the version moved. Wakes the pulls waiting for it; returns the subscription
+   * now held, or undefined when nothing was taken.
+   */
+  adoptSubscriptionVersion(group: string, channel: ClientChannel, reported: SubscriptionData): SubscriptionData | undefined {
+    const info = this.table.get(group);
+    if (!info?.channels.has(channel)) return undefined;
+    const held = info.subscriptions.get(reported.topic);
+    if (!held || held.expressionType !== reported.expressionType || held.subString !== reported.subString) return undefined;
+    if (reported.subVersion <= held.subVersion) return undefined;
+    const taken = { ...held, subVersion: reported.subVersion };
+    info.subscriptions.set(reported.topic, taken);
+    this.subVersionsAdopted++;
+    this.subVersionWaits.wake(group);
+    return taken;
   }
 
   findChannel(group: string, clientId: string): ClientChannelInfo | undefined {

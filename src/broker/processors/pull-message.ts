@@ -1,14 +1,14 @@
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
-import type { ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
+import type { ClientChannel, ProcessorTable, RequestContext } from '../../remoting/dispatcher.js';
 import type { GetResult } from '../../store/index.js';
 import type { BrokerContext } from '../context.js';
 import { type ColdHold, FLAG_SUSPEND, type PullRequest, type Pulled, arrivalFilter, pullAnswer, pullMessage } from '../pull/pull-service.js';
 import { isRefusal } from '../outcome.js';
 import { COLD_HOLD_MS } from '../coldctr/cold-data-flow-control.js';
 
-function readPullHeader(req: RemotingCommand, peer: string): PullRequest {
+function readPullHeader(req: RemotingCommand, channel: ClientChannel): PullRequest {
   const h = new HeaderReader(req.extFields);
   return {
     consumerGroup: h.str('consumerGroup'),
@@ -22,7 +22,8 @@ function readPullHeader(req: RemotingCommand, peer: string): PullRequest {
     subscription: h.optStr('subscription'),
     subVersion: h.optLong('subVersion', 0) ?? 0,
     expressionType: h.optStr('expressionType'),
-    peer,
+    peer: channel.remoteAddress,
+    channel,
   };
 }
 
@@ -34,7 +35,7 @@ type Answer = RemotingCommand | { park: Pulled } | ColdHold;
 /** Java PullMessageProcessor: PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361), with long polling. */
 export function pullMessageProcessors(ctx: BrokerContext): ProcessorTable {
   const processor = (req: RemotingCommand, rc: RequestContext) => {
-    const pull = readPullHeader(req, rc.channel.remoteAddress);
+    const pull = readPullHeader(req, rc.channel);
     const channel = rc.channel;
     return new Promise<RemotingCommand | null>((resolve, reject) => {
       // Messages are read for a pull only when its channel can take the answer: on one that does not drain, the

@@ -4,9 +4,11 @@
 // (long polling) and encodes the outcome.
 import { parseProperties } from '../../common/message-properties.js';
 import { ResponseCode } from '../../common/response-code.js';
+import type { ClientChannel } from '../../remoting/dispatcher.js';
 import type { DispatchedEntry, GetResult } from '../../store/index.js';
 import type { SubscriptionData } from '../client/types.js';
 import { SUB_VERSION_WAIT_MS } from '../client/subscription-version-waits.js';
+import { refreshSubscriptionFromClient } from './subscription-refresh.js';
 import type { BrokerContext } from '../context.js';
 import {
   type PropertiesFilter, compileSubscription, pullMessageFilter, retryPropertiesFilter, sqlPropertiesFilter,
@@ -39,6 +41,8 @@ export interface PullRequest {
   expressionType?: string;
   /** `ip:port` of the consumer, named in remarks. */
   peer: string;
+  /** The connection the pull came on: the broker may ask its client for a subscription version (subscription-refresh.ts). */
+  channel?: ClientChannel;
   /** Set once a pull of cold data was held (Java's _noSuspend_): it is then served, one message, not held again. */
   coldHeld?: boolean;
 }
@@ -199,7 +203,9 @@ export async function pullMessage(ctx: BrokerContext, pull: PullRequest, firstAt
     }
     if (subscription.subVersion < pull.subVersion) {
       // The heartbeat with this version is usually a few milliseconds behind the pull (subscription-version-waits.ts).
-      const newer = await ctx.consumerManager.waitForSubVersion(pull.consumerGroup, pull.topic, pull.subVersion, SUB_VERSION_WAIT_MS);
+      // When none comes, the client may have skipped it (a stock 5.x client does at start-up): it is asked itself.
+      const newer = (await ctx.consumerManager.waitForSubVersion(pull.consumerGroup, pull.topic, pull.subVersion, SUB_VERSION_WAIT_MS))
+        ?? (pull.channel && await refreshSubscriptionFromClient(ctx.consumerManager, pull.consumerGroup, pull.topic, pull.subVersion, pull.channel));
       if (!newer) {
         return refusal(ResponseCode.SUBSCRIPTION_NOT_LATEST, `the consumer's subscription not latest, group: ${pull.consumerGroup}`);
       }
