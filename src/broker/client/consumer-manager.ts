@@ -194,6 +194,10 @@ export class ConsumerManager {
     const taken = { ...held, subVersion: reported.subVersion };
     info.subscriptions.set(reported.topic, taken);
     this.subVersionsAdopted++;
+    this.logger.info(
+      { group, topic: reported.topic, subVersion: reported.subVersion, clientId: info.channels.get(channel)?.clientId },
+      'subscription version taken from the consumer: no heartbeat brought it',
+    );
     this.subVersionWaits.wake(group);
     return taken;
   }
