@@ -19,6 +19,9 @@ export function resetClientOffset(channel: ClientChannel, header: Record<string,
   return channel.sendOneway(createRequest(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header, body));
 }
 
+/** MQVersion.Version.V3_1_8_SNAPSHOT.ordinal(): older clients cannot answer requests the broker sends them. */
+export const MIN_CALLABLE_CLIENT_VERSION = 62;
+
 /** Relays an admin request to a client and waits for its answer (Java callClient). */
 export function callClient(
   channel: ClientChannel, code: number, extFields: Record<string, string>, body: Buffer | undefined, timeoutMs: number,

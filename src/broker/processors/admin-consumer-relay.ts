@@ -7,13 +7,11 @@ import { ResponseCode } from '../../common/response-code.js';
 import { HeaderReader, type RemotingCommand, createResponse } from '../../remoting/command.js';
 import type { ProcessorTable } from '../../remoting/dispatcher.js';
 import type { BrokerContext } from '../context.js';
-import { callClient } from '../client/broker-to-client.js';
+import { MIN_CALLABLE_CLIENT_VERSION, callClient } from '../client/broker-to-client.js';
 import { decodeOffsetMessageId } from '../message-id.js';
 
 /** Java Broker2Client.callClient: invokeSync(channel, request, 10000). */
 export const CALL_CLIENT_TIMEOUT_MS = 10_000;
-/** MQVersion.Version.V3_1_8_SNAPSHOT.ordinal(): older clients cannot answer these requests. */
-const MIN_CLIENT_VERSION = 62;
 
 /**
  * Forwards `code` with the request's header fields and body to the consumer `clientId` of `group` and returns
@@ -30,7 +28,7 @@ export async function callConsumer(
 ): Promise<RemotingCommand> {
   const client = ctx.consumerManager.findChannel(group, clientId);
   if (!client) return createResponse(ResponseCode.SYSTEM_ERROR, `The Consumer <${group}> <${clientId}> not online`);
-  if (client.version < MIN_CLIENT_VERSION) {
+  if (client.version < MIN_CALLABLE_CLIENT_VERSION) {
     return createResponse(
       ResponseCode.SYSTEM_ERROR,
       `The Consumer <${clientId}> Version <${client.version}> too low to finish, please upgrade it to V3_1_8_SNAPSHOT`,

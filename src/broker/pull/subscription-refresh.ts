@@ -17,7 +17,7 @@ import { parseFastjson } from '../../common/fastjson.js';
 import { RequestCode } from '../../common/request-code.js';
 import { ResponseCode } from '../../common/response-code.js';
 import type { ClientChannel } from '../../remoting/dispatcher.js';
-import { callClient } from '../client/broker-to-client.js';
+import { MIN_CALLABLE_CLIENT_VERSION, callClient } from '../client/broker-to-client.js';
 import type { ConsumerManager } from '../client/consumer-manager.js';
 import type { SubscriptionData } from '../client/types.js';
 import { asObject, decodeSubscriptionData, field } from '../processors/client-manage.js';
@@ -26,8 +26,6 @@ import { asObject, decodeSubscriptionData, field } from '../processors/client-ma
 export const REFRESH_TIMEOUT_MS = 3_000;
 /** After an ask that brought nothing, the same connection and group are not asked again for this long. */
 export const REFRESH_BACKOFF_MS = 5_000;
-/** MQVersion V3_1_8_SNAPSHOT: older clients cannot answer GET_CONSUMER_RUNNING_INFO. */
-const MIN_CLIENT_VERSION = 62;
 
 interface GroupAsk {
   inFlight?: Promise<SubscriptionData[] | undefined>;
@@ -75,7 +73,7 @@ export async function refreshSubscriptionFromClient(
 ): Promise<SubscriptionData | undefined> {
   const now = opts.now ?? Date.now;
   const member = consumers.memberOnChannel(group, channel);
-  if (!member || member.version < MIN_CLIENT_VERSION || channel.isClosed || silent.has(channel)) return undefined;
+  if (!member || member.version < MIN_CALLABLE_CLIENT_VERSION || channel.isClosed || silent.has(channel)) return undefined;
   let byGroup = asks.get(channel);
   if (!byGroup) {
     byGroup = new Map();
