@@ -46,7 +46,7 @@ build() {
   if [ -f "$STAMP" ] && [ -z "$newest" ] && [ -f "$BUILD/classpath.txt" ]; then return 0; fi
   echo "run.sh: building scenarios against rocketmq-client $VERSION ..." >&2
   local t0=$SECONDS
-  (cd "$HERE" && mvn -q -B -Dstyle.color=never -Drocketmq.version="$VERSION" -DskipTests package \
+  (cd "$HERE" && "$HERE/../lib/mvn-locked" -q -B -Dstyle.color=never -Drocketmq.version="$VERSION" -DskipTests package \
       dependency:build-classpath -Dmdep.outputFile="$BUILD/classpath.txt" -Dmdep.includeScope=test) >&2 \
     || { echo "run.sh: maven build failed" >&2; return 2; }
   touch "$STAMP"

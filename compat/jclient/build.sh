@@ -13,7 +13,7 @@ flock 9
 newest=$(find "$HERE/src" "$HERE/pom.xml" -type f -newer "$STAMP" 2>/dev/null | head -1 || true)
 if [ ! -f "$STAMP" ] || [ -n "$newest" ] || [ ! -f "$T/classpath.txt" ] || [ ! -f "$T/jclient.jar" ]; then
   echo "compat/jclient/build.sh: building the client (rocketmq-client $VERSION) ..." >&2
-  (cd "$HERE" && mvn -q -B -Dstyle.color=never -Drocketmq.version="$VERSION" package dependency:build-classpath \
+  (cd "$HERE" && "$HERE/../lib/mvn-locked" -q -B -Dstyle.color=never -Drocketmq.version="$VERSION" package dependency:build-classpath \
       -Dmdep.outputFile="$T/classpath.txt" -Dmdep.includeScope=runtime) > "$T/build.log" 2>&1 \
     || { tail -30 "$T/build.log" >&2; echo "compat/jclient/build.sh: maven build failed (see $T/build.log)" >&2; exit 2; }
   touch "$STAMP"

@@ -56,7 +56,7 @@ fetch() {
     echo "mqadmin/run.sh: resolving rocketmq-tools $VERSION with maven ..." >&2
     gen_pom > "$DIR/pom.xml"
     rm -rf "$LIB.tmp"
-    if ! mvn -q -B -Dstyle.color=never -f "$DIR/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    if ! "$HERE/../lib/mvn-locked" -q -B -Dstyle.color=never -f "$DIR/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
         -DoutputDirectory="$LIB.tmp" > "$DIR/mvn.log" 2>&1; then
       grep -m3 ERROR "$DIR/mvn.log" | cut -c1-400 >&2 || true
       rm -rf "$LIB.tmp"

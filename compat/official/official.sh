@@ -58,7 +58,7 @@ candidates() { # $1 prefix
   local d="$CACHE/resolve-$prefix"
   mkdir -p "$d"
   gen_pom "[$prefix.0,$major.$((minor + 1)).0)" > "$d/pom.xml"
-  mvn -q -B -U -Dstyle.color=never -f "$d/pom.xml" dependency:list -DexcludeTransitive=true \
+  "$HERE/../lib/mvn-locked" -q -B -U -Dstyle.color=never -f "$d/pom.xml" dependency:list -DexcludeTransitive=true \
       -DoutputFile="$d/deps.txt" >/dev/null 2>&1 || true
   local repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}/org/apache/rocketmq"
   local b n
@@ -123,15 +123,21 @@ EOF
 
 # ---------------------------------------------------------------- fetch
 fetch_exact() { # $1 concrete version; returns 1 if Maven cannot provide a complete classpath
+  local d="$CACHE/official-$1"
+  mkdir -p "$d"
+  # one fetch of a version at a time (the runner may run two matrices at once); the second finds it complete
+  ( flock 8; fetch_exact_unlocked "$1" ) 8>"$d/.fetch.lock"
+}
+
+fetch_exact_unlocked() {
   local v=$1
   local d="$CACHE/official-$v"
   if [ -f "$d/lib/.complete" ]; then log "official $v already fetched ($d/lib)"; echo "$d/lib"; return 0; fi
-  mkdir -p "$d"
   local sv; sv=$(server_module_version "$v")
   gen_pom "$sv" "$v" > "$d/pom.xml"
   rm -rf "$d/lib.tmp"
   log "resolving rocketmq-namesrv/rocketmq-broker $v with maven ..."
-  if ! mvn -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+  if ! "$HERE/../lib/mvn-locked" -q -B -Dstyle.color=never -f "$d/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
       -DoutputDirectory="$d/lib.tmp" > "$d/mvn.log" 2>&1; then
     grep -m1 ERROR "$d/mvn.log" | cut -c1-400 >&2
     log "maven could not resolve a complete classpath for $v"
@@ -371,9 +377,14 @@ cmd_stop() {
 
 # ---------------------------------------------------------------- proxy (5.x, cluster mode)
 fetch_proxy() { # $1 concrete version; prints the proxy lib dir
+  local d="$CACHE/official-$1"
+  mkdir -p "$d"
+  ( flock 8; fetch_proxy_unlocked "$1" ) 8>"$d/.proxy-fetch.lock"
+}
+
+fetch_proxy_unlocked() {
   local v=$1 d="$CACHE/official-$1"
   if [ -f "$d/proxy-lib/.complete" ]; then echo "$d/proxy-lib"; return 0; fi
-  mkdir -p "$d"
   cat > "$d/proxy-pom.xml" <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -389,7 +400,7 @@ fetch_proxy() { # $1 concrete version; prints the proxy lib dir
 EOF
   rm -rf "$d/proxy-lib.tmp"
   log "resolving rocketmq-proxy $v with maven ..."
-  if ! mvn -q -B -Dstyle.color=never -f "$d/proxy-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+  if ! "$HERE/../lib/mvn-locked" -q -B -Dstyle.color=never -f "$d/proxy-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
       -DoutputDirectory="$d/proxy-lib.tmp" > "$d/proxy-mvn.log" 2>&1; then
     grep -m1 ERROR "$d/proxy-mvn.log" | cut -c1-400 >&2
     die "maven could not resolve rocketmq-proxy $v"

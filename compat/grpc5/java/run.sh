@@ -21,7 +21,7 @@ if [ ! -f "$D/.built" ] || [ "$HERE/Scenario.java" -nt "$D/.built" ]; then
 </project>
 POM
   rm -rf "$D/lib" "$D/classes"
-  mvn -q -B -Dstyle.color=never -f "$D/pom.xml" dependency:copy-dependencies -DoutputDirectory="$D/lib" > "$D/mvn.log" 2>&1 \
+  "$HERE/../../lib/mvn-locked" -q -B -Dstyle.color=never -f "$D/pom.xml" dependency:copy-dependencies -DoutputDirectory="$D/lib" > "$D/mvn.log" 2>&1 \
     || { grep -m1 ERROR "$D/mvn.log" >&2; echo "RESULT FAIL maven could not resolve rocketmq-client-java $V"; exit 1; }
   mkdir -p "$D/classes"
   javac -nowarn -d "$D/classes" -cp "$D/lib/*" "$HERE/Scenario.java" > "$D/javac.log" 2>&1 \
