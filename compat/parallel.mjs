@@ -52,24 +52,23 @@ function main() {
     const child = spawn(process.execPath, [RUNNER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let matrix = null; // the final report, printed whole when the run ends
-    const onText = (stream) => {
-      let rest = '';
-      return (chunk) => {
-        rest += chunk.toString('utf8');
-        let nl;
-        while ((nl = rest.indexOf('\n')) >= 0) {
-          const line = rest.slice(0, nl);
-          rest = rest.slice(nl + 1);
-          if (matrix === null && stream === 'out' && line.startsWith('== compat matrix')) matrix = [];
-          if (matrix !== null && stream === 'out') matrix.push(line);
-          else (stream === 'out' ? process.stdout : process.stderr).write(`[${label}] ${line}\n`);
-        }
-      };
+    const onLine = (stream, line) => {
+      if (matrix === null && stream === 'out' && line.startsWith('== compat matrix')) matrix = [];
+      if (matrix !== null && stream === 'out') matrix.push(line);
+      else (stream === 'out' ? process.stdout : process.stderr).write(`[${label}] ${line}\n`);
     };
-    child.stdout.on('data', onText('out'));
-    child.stderr.on('data', onText('err'));
+    const rest = { out: '', err: '' };
+    for (const [stream, pipe] of [['out', child.stdout], ['err', child.stderr]]) {
+      pipe.setEncoding('utf8'); // a character split between two reads ('×' in every column name) stays whole
+      pipe.on('data', (text) => {
+        const lines = (rest[stream] + text).split('\n');
+        rest[stream] = lines.pop();
+        for (const line of lines) onLine(stream, line);
+      });
+    }
     child.on('close', (code, signal) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(0);
+      for (const stream of ['out', 'err']) if (rest[stream]) onLine(stream, rest[stream]); // a last line without '\n'
       if (matrix) process.stdout.write(`\n${matrix.join('\n')}\n`);
       process.stdout.write(`[${label}] runner.mjs ${args.join(' ')}: ${signal ? `killed by ${signal}` : `exit ${code}`} after ${seconds} s\n`);
       resolve(code === 0);

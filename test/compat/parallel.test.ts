@@ -35,7 +35,9 @@ describe('compat/parallel.mjs', () => {
       "process.stdout.write(`step one of ${name}\\n`);",
       "process.stderr.write(`warning of ${name}\\n`);",
       "process.stdout.write(`\\n== compat matrix: server ${name}\\nrow 1 PASS\\nrow 2 PASS\\n`);",
-      "process.exit(code);",
+      // a two-byte character split between two writes, and a last line without its newline
+      "const x = Buffer.from('java × ' + name);",
+      "process.stderr.write(x.subarray(0, 6), () => setTimeout(() => process.stderr.write(x.subarray(6), () => process.exit(code)), 50));",
     ].join('\n'));
     try {
       const run = (...args: string[]) => spawnSync(process.execPath, [SCRIPT, ...args], {
@@ -46,6 +48,8 @@ describe('compat/parallel.mjs', () => {
       expect(ok.stdout).toContain('[ours] step one of ours\n');
       expect(ok.stdout).toContain('[official-5.3.3] step one of official\n');
       expect(ok.stderr).toContain('[official-5.3.3] warning of official\n');
+      expect(ok.stderr).toContain('[ours] java × ours\n');
+      expect(ok.stderr).toContain('[official-5.3.3] java × official\n');
       expect(ok.stdout).toContain('\n== compat matrix: server ours\nrow 1 PASS\nrow 2 PASS\n');
       expect(ok.stdout).toContain('\n== compat matrix: server official\nrow 1 PASS\nrow 2 PASS\n');
       expect(ok.stdout).toMatch(/\[ours\] runner\.mjs --server=ours: exit 0 after \d+ s/);
