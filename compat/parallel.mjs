@@ -11,9 +11,9 @@
 // time is spent waiting on clients, JVM starts and the scenarios' own waits, so side by side they take about as
 // long as the longer one (npm test). Maven is serialised by compat/lib/mvn-locked; ports are picked at random below
 // 32768 and checked free by each runner; stores and results have their own names per run.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { children, run } from './lib/servers.mjs';
 
 // COMPAT_PARALLEL_RUNNER: another script in runner.mjs's place (test/compat/parallel.test.ts)
 const RUNNER = process.env.COMPAT_PARALLEL_RUNNER ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'runner.mjs');
@@ -46,34 +46,21 @@ function main() {
     process.exit(2);
   }
   const started = Date.now();
-  const children = [];
-  const outcomes = runs.map((args, i) => new Promise((resolve) => {
+  const outcomes = runs.map(async (args, i) => {
     const label = runLabel(args, i);
-    const child = spawn(process.execPath, [RUNNER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
     let matrix = null; // the final report, printed whole when the run ends
-    const onLine = (stream, line) => {
+    const onLine = (line, stream) => {
+      if (line === null) return; // run()'s end of output
       if (matrix === null && stream === 'out' && line.startsWith('== compat matrix')) matrix = [];
       if (matrix !== null && stream === 'out') matrix.push(line);
       else (stream === 'out' ? process.stdout : process.stderr).write(`[${label}] ${line}\n`);
     };
-    const rest = { out: '', err: '' };
-    for (const [stream, pipe] of [['out', child.stdout], ['err', child.stderr]]) {
-      pipe.setEncoding('utf8'); // a character split between two reads ('×' in every column name) stays whole
-      pipe.on('data', (text) => {
-        const lines = (rest[stream] + text).split('\n');
-        rest[stream] = lines.pop();
-        for (const line of lines) onLine(stream, line);
-      });
-    }
-    child.on('close', (code, signal) => {
-      const seconds = ((Date.now() - started) / 1000).toFixed(0);
-      for (const stream of ['out', 'err']) if (rest[stream]) onLine(stream, rest[stream]); // a last line without '\n'
-      if (matrix) process.stdout.write(`\n${matrix.join('\n')}\n`);
-      process.stdout.write(`[${label}] runner.mjs ${args.join(' ')}: ${signal ? `killed by ${signal}` : `exit ${code}`} after ${seconds} s\n`);
-      resolve(code === 0);
-    });
-  }));
+    const { code } = await run(process.execPath, [RUNNER, ...args], { onLine });
+    if (matrix) process.stdout.write(`\n${matrix.join('\n')}\n`);
+    process.stdout.write(`[${label}] runner.mjs ${args.join(' ')}: exit ${code} after ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    return code === 0;
+  });
+  // the runners run in process groups of their own (run()); each stops its servers on SIGINT/SIGTERM
   const forward = (sig) => { for (const c of children) if (c.exitCode === null) c.kill(sig); };
   process.on('SIGINT', () => forward('SIGINT'));
   process.on('SIGTERM', () => forward('SIGTERM'));

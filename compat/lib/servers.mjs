@@ -37,8 +37,7 @@ export function run(cmd, args, { logFile, onLine, env, timeoutMs = 0, cwd = ROOT
     const log = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
     let output = '';
     const partial = { out: '', err: '' };
-    const feed = (which) => (b) => {
-      const s = b.toString();
+    const feed = (which) => (s) => {
       log?.write(s);
       output += s;
       if (output.length > 4_000_000) output = output.slice(-2_000_000);
@@ -47,8 +46,9 @@ export function run(cmd, args, { logFile, onLine, env, timeoutMs = 0, cwd = ROOT
       partial[which] = lines.pop();
       for (const l of lines) onLine?.(l, which);
     };
-    child.stdout.on('data', feed('out'));
-    child.stderr.on('data', feed('err'));
+    // decoded as streams: a character split between two reads ('×' in the runner's column names) stays whole
+    child.stdout.setEncoding('utf8').on('data', feed('out'));
+    child.stderr.setEncoding('utf8').on('data', feed('err'));
     const timer = timeoutMs ? setTimeout(() => killTree(child, 'SIGKILL'), timeoutMs) : null;
     child.on('error', (err) => {
       output += `\n${err}\n`;
